@@ -1,0 +1,219 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR MIT */
+/*
+ * luf/batch.h - pending sets.
+ *
+ * A pending set (a "batch", after the kernel's tlbflush_unmap_batch) is
+ * {cpus, ugen, writable}: the CPUs that may still cache a removed
+ * translation, the ugen a flush of them must reach (luf_ugen_stamp() of
+ * the newest removal), and whether any removed translation was writable
+ * or dirty. It is a variable-size object: the header below followed by the
+ * cpumask words, luf_batch_size(nr_cpus) bytes of caller storage.
+ *
+ * Invariant: the set has no CPU iff its ugen is 0 and writable is 0.
+ *
+ * Every operation costs O(words + CPUs in the set). None allocates, locks
+ * or writes anything but the batch it is given; a batch shared between
+ * CPUs is guarded by its owner (the key table's and the domain's seqcount
+ * and lock). Source: LUF RFC v12, fold_batch(), arch_tlbbatch_diet(),
+ * arch_tlbbatch_check_done(); Linux arch_tlbbatch_fold().
+ */
+#ifndef LUF_BATCH_H
+#define LUF_BATCH_H
+
+#include "platform.h"
+#include "ugen.h"
+#include "cpumask.h"
+#include "done.h"
+
+struct luf_batch {
+	unsigned int nr_cpus; /* bits in cpus[]; fixed at init */
+	luf_aulong ugen;      /* newest stamp folded in; 0 = empty */
+	luf_aulong writable;  /* 1 if a writable or dirty translation was folded in */
+	luf_aulong cpus[];    /* LUF_CPUMASK_WORDS(nr_cpus) words */
+};
+
+/* Bytes of storage for a batch of @nr_cpus CPUs. */
+static inline size_t luf_batch_size(unsigned int nr_cpus)
+{
+	return sizeof(struct luf_batch) + luf_cpumask_size(nr_cpus);
+}
+
+/* Empty @b: no CPU, ugen 0, not writable. */
+static inline void luf_batch_clear(struct luf_batch *b)
+{
+	luf_cpumask_clear(b->cpus, b->nr_cpus);
+	luf_store_relaxed(&b->ugen, 0);
+	luf_store_relaxed(&b->writable, 0);
+}
+
+/**
+ * luf_batch_init() - set up an empty batch in caller storage.
+ * @b: luf_batch_size(@nr_cpus) bytes. @nr_cpus: 1..LUF_MAX_CPUS.
+ * Return: 0, or -EINVAL for a NULL @b or @nr_cpus out of range.
+ */
+static inline int luf_batch_init(struct luf_batch *b, unsigned int nr_cpus)
+{
+	if (!b || !nr_cpus || nr_cpus > LUF_MAX_CPUS)
+		return -EINVAL;
+	b->nr_cpus = nr_cpus;
+	luf_batch_clear(b);
+	return 0;
+}
+
+/* True iff @b has no CPU left to flush. */
+static inline bool luf_batch_empty(const struct luf_batch *b)
+{
+	return !luf_load_relaxed(&b->ugen);
+}
+
+static inline luf_ugen_t luf_batch_ugen(const struct luf_batch *b)
+{
+	return luf_load_relaxed(&b->ugen);
+}
+
+static inline bool luf_batch_writable(const struct luf_batch *b)
+{
+	return luf_load_relaxed(&b->writable) != 0;
+}
+
+/**
+ * luf_batch_add() - fold removed translations into @b.
+ * @b: the batch. @cpus: the CPUs that may cache them, @b->nr_cpus bits.
+ * @ugen: their stamp (luf_ugen_stamp()), never 0. @writable: any was
+ *        writable or dirty.
+ *
+ * An empty @cpus adds nothing (the translation was cached nowhere).
+ * Return: 0, or -EINVAL for a zero @ugen (@b unchanged).
+ */
+static inline int luf_batch_add(struct luf_batch *b, const luf_aulong *cpus, luf_ugen_t ugen,
+				bool writable)
+{
+	if (!ugen)
+		return -EINVAL;
+	if (luf_cpumask_empty(cpus, b->nr_cpus))
+		return 0;
+	luf_cpumask_or(b->cpus, cpus, b->nr_cpus);
+	luf_store_relaxed(&b->ugen, luf_ugen_newer(luf_load_relaxed(&b->ugen), ugen));
+	if (writable)
+		luf_store_relaxed(&b->writable, 1);
+	return 0;
+}
+
+/**
+ * luf_batch_fold() - @dst = @dst merged with @src: union of CPUs, the newer
+ * ugen, writable OR writable. Commutative, associative and idempotent.
+ * Return: 0, or -EINVAL if the two batches differ in nr_cpus (@dst unchanged).
+ */
+static inline int luf_batch_fold(struct luf_batch *dst, const struct luf_batch *src)
+{
+	luf_ugen_t g;
+
+	if (dst->nr_cpus != src->nr_cpus)
+		return -EINVAL;
+	g = luf_load_relaxed(&src->ugen);
+	if (!g)
+		return 0;
+	luf_cpumask_or(dst->cpus, src->cpus, dst->nr_cpus);
+	luf_store_relaxed(&dst->ugen, luf_ugen_newer(luf_load_relaxed(&dst->ugen), g));
+	if (luf_load_relaxed(&src->writable))
+		luf_store_relaxed(&dst->writable, 1);
+	return 0;
+}
+
+/* @dst = @src. Return: 0, or -EINVAL if they differ in nr_cpus. */
+static inline int luf_batch_copy(struct luf_batch *dst, const struct luf_batch *src)
+{
+	if (dst->nr_cpus != src->nr_cpus)
+		return -EINVAL;
+	luf_cpumask_copy(dst->cpus, src->cpus, dst->nr_cpus);
+	luf_store_relaxed(&dst->ugen, luf_load_relaxed(&src->ugen));
+	luf_store_relaxed(&dst->writable, luf_load_relaxed(&src->writable));
+	return 0;
+}
+
+/* True iff @a and @b hold the same CPUs, ugen and writable flag. */
+static inline bool luf_batch_equal(const struct luf_batch *a, const struct luf_batch *b)
+{
+	return a->nr_cpus == b->nr_cpus &&
+	       luf_load_relaxed(&a->ugen) == luf_load_relaxed(&b->ugen) &&
+	       luf_load_relaxed(&a->writable) == luf_load_relaxed(&b->writable) &&
+	       luf_cpumask_equal(a->cpus, b->cpus, a->nr_cpus);
+}
+
+/*
+ * Has @cpu flushed far enough for a set stamped @ugen? This is the one
+ * comparison diet and check_done share.
+ */
+static inline bool luf_cpu_done(const struct luf_done_cpu *d, unsigned int cpu, luf_ugen_t ugen)
+{
+#if defined(LUF_MUTANT_DIET_EARLY)
+	/* Mutant: counts a CPU one generation behind as done (breaks S1). */
+	return !luf_ugen_before(luf_done_read(d, cpu) + 1, ugen);
+#else
+	return !luf_ugen_before(luf_done_read(d, cpu), ugen);
+#endif
+}
+
+/**
+ * luf_batch_check_done() - has every CPU of @b flushed up to its ugen?
+ * @b: the batch. @d: done counters of at least @b->nr_cpus CPUs.
+ *
+ * Reads only (no write to any line): a check on the allocation fast path.
+ * Return: true iff @b is empty or done[cpu] >= ugen for every CPU in it.
+ */
+static inline bool luf_batch_check_done(const struct luf_batch *b, const struct luf_done_cpu *d)
+{
+	luf_ugen_t ugen = luf_load_relaxed(&b->ugen);
+	unsigned int cpu;
+
+	if (!ugen)
+		return true;
+	luf_for_each_cpu(cpu, b->cpus, b->nr_cpus)
+	{
+		if (!luf_cpu_done(d, cpu, ugen))
+			return false;
+	}
+	return true;
+}
+
+/**
+ * luf_batch_diet() - drop from @b every CPU that has flushed up to its ugen
+ * (for any reason: a context switch, another flusher's shootdown).
+ * @b: the batch, owned by the caller. @d: done counters.
+ *
+ * A CPU whose done is older than the ugen is never dropped. If no CPU is
+ * left, @b becomes empty (ugen 0, not writable): nothing to flush.
+ * Return: the number of CPUs dropped.
+ */
+static inline unsigned int luf_batch_diet(struct luf_batch *b, const struct luf_done_cpu *d)
+{
+	luf_ugen_t ugen = luf_load_relaxed(&b->ugen);
+	unsigned int dropped = 0;
+	bool left = false;
+
+	if (!ugen)
+		return 0;
+	for (unsigned int i = 0; i < LUF_CPUMASK_WORDS(b->nr_cpus); i++) {
+		unsigned long w = luf_load_relaxed(&b->cpus[i]), keep = w;
+
+		while (w) {
+			unsigned int bit = luf_ffs0(w);
+
+			w &= w - 1;
+			if (luf_cpu_done(d, i * (unsigned int)LUF_BITS_PER_LONG + bit, ugen)) {
+				keep &= ~(1UL << bit);
+				dropped++;
+			}
+		}
+		if (dropped)
+			luf_store_relaxed(&b->cpus[i], keep);
+		left |= keep != 0;
+	}
+	if (!left) {
+		luf_store_relaxed(&b->ugen, 0);
+		luf_store_relaxed(&b->writable, 0);
+	}
+	return dropped;
+}
+
+#endif /* LUF_BATCH_H */

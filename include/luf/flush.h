@@ -1,0 +1,167 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR MIT */
+/*
+ * luf/flush.h - a luf instance and the one flush protocol every path uses.
+ *
+ * struct luf ties together the arch ops, the ugen source, the per-CPU done
+ * counters and the per-CPU statistics, all in caller storage. The flush
+ * protocol (luf_flush_batch()) is the only place luf calls ops->flush:
+ *
+ *   1. diet the set (drop CPUs that flushed since, for any reason);
+ *   2. if nothing is left, count a skipped flush and stop;
+ *   3. f = luf_ugen_new()        -- the snapshot, taken before the flush;
+ *   4. ops->flush(cpus)          -- on error: stop, the set stays pending,
+ *                                   done is not marked;
+ *   5. luf_done_mark(cpus, f)    -- after the flush returned 0.
+ *
+ * Why the snapshot comes first (the ugen.h diagram): a CPU that removes a
+ * translation after step 3 stamps it with a ugen > f, so marking f cannot
+ * claim a flush that may have run before that removal.
+ */
+#ifndef LUF_FLUSH_H
+#define LUF_FLUSH_H
+
+#include "platform.h"
+#include "ugen.h"
+#include "cpumask.h"
+#include "done.h"
+#include "batch.h"
+#include "stats.h"
+#include "arch.h"
+
+/* Receives LUF_DEBUG misuse reports: what, the folio or object, call site. */
+typedef void luf_report_fn(const char *what, const void *obj, const char *file, int line);
+
+struct luf {
+	struct luf_ugen_src ugen;	   /* own cache line: written by flushers only */
+	const struct luf_arch_ops *ops;	   /* read-mostly from here on */
+	void *arch;			   /* the backend's context, passed to every op */
+	unsigned int nr_cpus;		   /* ops->nr_cpu_ids() at init */
+	struct luf_done_cpu *done;	   /* nr_cpus counters */
+	struct luf_stats_cpu *stats;	   /* nr_cpus blocks */
+	luf_report_fn *report;		   /* LUF_DEBUG reports; NULL: the platform's */
+};
+
+/* True iff @p is aligned to a cache line (storage rule for per-CPU arrays). */
+static inline bool luf_cacheline_aligned(const void *p)
+{
+	return ((uintptr_t)p % LUF_CACHELINE) == 0;
+}
+
+/**
+ * luf_init() - set up a luf instance.
+ * @l: caller storage for the instance (sizeof(struct luf), cache-line aligned).
+ * @ops: the backend; flush, nr_cpu_ids and this_cpu must be set.
+ * @arch: the backend's context.
+ * @done: luf_done_size(nr) bytes, cache-line aligned, nr = ops->nr_cpu_ids(@arch).
+ * @stats: luf_stats_size(nr) bytes, cache-line aligned.
+ * @start: the ugen the source starts at (0 normally; tests use values
+ *         just below the wrap).
+ *
+ * Return: 0; -EINVAL for a NULL argument, a missing required op, a CPU
+ * count of 0 or above LUF_MAX_CPUS, or misaligned storage (nothing is
+ * written then).
+ */
+static inline int luf_init(struct luf *l, const struct luf_arch_ops *ops, void *arch,
+			   struct luf_done_cpu *done, struct luf_stats_cpu *stats, luf_ugen_t start)
+{
+	unsigned int nr;
+
+	if (!l || !ops || !ops->flush || !ops->nr_cpu_ids || !ops->this_cpu || !done || !stats)
+		return -EINVAL;
+	if (!luf_cacheline_aligned(l) || !luf_cacheline_aligned(done) ||
+	    !luf_cacheline_aligned(stats))
+		return -EINVAL;
+	nr = ops->nr_cpu_ids(arch);
+	if (!nr || nr > LUF_MAX_CPUS)
+		return -EINVAL;
+	luf_ugen_src_init(&l->ugen, start);
+	l->ops = ops;
+	l->arch = arch;
+	l->nr_cpus = nr;
+	l->done = done;
+	l->stats = stats;
+	l->report = NULL;
+	luf_done_init(done, nr, start);
+	luf_stats_init(stats, nr);
+	return 0;
+}
+
+/**
+ * luf_flush_batch() - flush what @b still needs, by the protocol above.
+ * @l: the instance. @cpu: the caller's CPU id (statistics go to its block).
+ * @b: a batch the caller owns (a private copy; never a shared entry).
+ *
+ * May call ops->flush (IPIs, a syscall, sleeping: whatever the backend
+ * does). On success @b is empty. On failure @b has only been dieted (the
+ * CPUs dropped had flushed already), done is unchanged, and the error is
+ * returned: nothing pending is lost.
+ *
+ * Return: 0 (flushed, or nothing left to flush); -EINVAL for a bad @cpu or
+ * a batch of another CPU count; the backend's negative errno (-EIO if it
+ * returned a positive value).
+ */
+static inline int luf_flush_batch(struct luf *l, unsigned int cpu, struct luf_batch *b)
+{
+	struct luf_stats_cpu *st;
+	unsigned int dropped;
+	luf_ugen_t snap;
+	int ret;
+
+	if (cpu >= l->nr_cpus || b->nr_cpus != l->nr_cpus)
+		return -EINVAL;
+	st = &l->stats[cpu];
+	dropped = luf_batch_diet(b, l->done);
+	if (dropped)
+		luf_stat_add(st, LUF_STAT_DIET_DROPPED, (long)dropped);
+	if (luf_batch_empty(b)) {
+		luf_stat_inc(st, LUF_STAT_FLUSH_SKIPPED);
+		return 0;
+	}
+	snap = luf_ugen_new(&l->ugen);
+#if defined(LUF_MUTANT_MARK_BEFORE_FLUSH)
+	/* Mutant: marks done before the flush has returned (breaks S1). */
+	luf_done_mark(l->done, b->cpus, b->nr_cpus, snap);
+#endif
+	ret = l->ops->flush(l->arch, b->cpus, b->nr_cpus, NULL);
+	if (ret) {
+		luf_stat_inc(st, LUF_STAT_FLUSH_FAILED);
+		return ret < 0 ? ret : -EIO;
+	}
+	luf_stat_add(st, LUF_STAT_CAS_RETRY,
+		     (long)luf_done_mark(l->done, b->cpus, b->nr_cpus, snap));
+	if (luf_cpumask_weight(b->cpus, b->nr_cpus) == 1 &&
+	    luf_cpumask_test_cpu(b->cpus, b->nr_cpus, cpu))
+		luf_stat_inc(st, LUF_STAT_LOCAL_FLUSH);
+	else
+		luf_stat_inc(st, LUF_STAT_REMOTE_FLUSH);
+	luf_batch_clear(b);
+	return 0;
+}
+
+/**
+ * luf_set_report() - route LUF_DEBUG misuse reports to @fn (NULL: the
+ * platform's default, stderr in user space, pr_warn in the kernel).
+ */
+static inline void luf_set_report(struct luf *l, luf_report_fn *fn)
+{
+	l->report = fn;
+}
+
+#if defined(LUF_DEBUG)
+static inline void luf_debug_report(const struct luf *l, const char *what, const void *obj,
+				    const char *file, int line)
+{
+	if (l->report)
+		l->report(what, obj, file, line);
+	else
+		luf_platform_report(what, obj, file, line);
+}
+#endif
+
+/* The count of flush requests CPU @cpu received (nr_tlb_remote_flush_received). */
+static inline unsigned long luf_flush_received(const struct luf *l, unsigned int cpu)
+{
+	return cpu < l->nr_cpus ? luf_load_relaxed(&l->done[cpu].received) : 0;
+}
+
+#endif /* LUF_FLUSH_H */

@@ -1,0 +1,172 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR MIT */
+/*
+ * luf/upgrade.h - which removals may defer their flush, and the
+ * write-upgrade abort that cancels a deferral.
+ *
+ * A removed translation may defer its flush only if it was read-only and
+ * clean: a stale entry can then only read the old contents, which stay
+ * intact while the folio sits unused (S3). A writable or dirty one is
+ * flushed before the folio is freed. An inaccessible one (PROT_NONE, a
+ * NUMA-hinting entry) cannot be used at all, so it owes no flush and adds
+ * nothing to any set (Linux commit 4d4b6d66db, "mm,unmap: avoid flushing
+ * tlb in batch if PTE is inaccessible").
+ *
+ * A deferral is aborted, its flush run now, before anything could make a
+ * stale read-only entry observe a change (S2):
+ *
+ *   CPU0 (stale read-only entry for VA)   CPU1
+ *                                         grant write on VA / write the folio
+ *                                         by another path / move VA
+ *   read VA: old contents                 VA now holds new contents
+ *
+ * so CPU0 would read a value CPU1 has already overwritten. The causes are
+ * enum luf_abort_cause (stats.h): a write fault, a protection upgrade, a
+ * write by another path (file write), poison-on-free, init-on-free, a
+ * migration copy into the folio, and moving a translation (mremap,
+ * migration). Source: LUF RFC v12 (luf_flush() calls in the fault,
+ * mprotect, file write and migration paths).
+ */
+#ifndef LUF_UPGRADE_H
+#define LUF_UPGRADE_H
+
+#include "platform.h"
+#include "pcpu.h"
+
+/* What the removed translation allowed (PTE bits, in luf's own encoding). */
+#define LUF_PTE_ACCESSIBLE 0x1u /* present and usable (not PROT_NONE / NUMA hinting) */
+#define LUF_PTE_WRITABLE 0x2u
+#define LUF_PTE_DIRTY 0x4u
+
+enum luf_unmap_kind {
+	LUF_UNMAP_NO_FLUSH, /* inaccessible: no CPU can use it, nothing owed */
+	LUF_UNMAP_DEFER,    /* read-only and clean: the flush may wait */
+	LUF_UNMAP_FLUSH,    /* writable or dirty: flush before the folio is freed */
+};
+
+/**
+ * luf_unmap_classify() - what a removed translation owes.
+ * @pte_flags: LUF_PTE_* bits of the translation as it was.
+ * Return: an enum luf_unmap_kind.
+ */
+static inline enum luf_unmap_kind luf_unmap_classify(unsigned int pte_flags)
+{
+	if (!(pte_flags & LUF_PTE_ACCESSIBLE))
+		return LUF_UNMAP_NO_FLUSH;
+#if !defined(LUF_MUTANT_DEFER_WRITABLE)
+	if (pte_flags & (LUF_PTE_WRITABLE | LUF_PTE_DIRTY))
+		return LUF_UNMAP_FLUSH;
+#endif
+	return LUF_UNMAP_DEFER;
+}
+
+/* True iff the translation's flush may be deferred until the folio's reuse. */
+static inline bool luf_can_defer(unsigned int pte_flags)
+{
+	return luf_unmap_classify(pte_flags) == LUF_UNMAP_DEFER;
+}
+
+/**
+ * luf_unmap() - record the removal of one translation, by its kind.
+ * @pc: this CPU's state. @dom: its address space, or NULL. @cpus: the CPUs
+ * that may cache it (l->nr_cpus bits). @pte_flags: LUF_PTE_* bits it had.
+ *
+ * Inaccessible: counted, nothing else. Otherwise luf_pcpu_defer(), with
+ * writable set for a writable or dirty translation (flushed at the next
+ * fold, never deferred past it).
+ * Return: as luf_pcpu_defer().
+ */
+static inline int luf_unmap(struct luf_pcpu *pc, struct luf_domain *dom, const luf_aulong *cpus,
+			    unsigned int pte_flags)
+{
+	enum luf_unmap_kind kind = luf_unmap_classify(pte_flags);
+
+	if (!pc)
+		return -EINVAL;
+	if (kind == LUF_UNMAP_NO_FLUSH) {
+		luf_stat_inc(pc->stats, LUF_STAT_NO_FLUSH);
+		return 0;
+	}
+	return luf_pcpu_defer(pc, dom, cpus, kind == LUF_UNMAP_FLUSH);
+}
+
+/**
+ * luf_abort_key() - cancel the deferral of a free folio's flush: flush its
+ * key's set now, before the folio is written by another path (file write,
+ * poison-on-free, init-on-free, a migration copy into it).
+ * @pc: this CPU's state. @key: the folio's key (0: nothing owed).
+ * @cause: why; counted in LUF_STAT_ABORT + @cause when a flush was owed.
+ * May flush. Return: 0, -EINVAL for a bad key or cause, or the flush's error
+ * (still pending: the caller must not write the folio).
+ */
+static inline int luf_abort_key(struct luf_pcpu *pc, unsigned int key, enum luf_abort_cause cause)
+{
+	if (!pc || (unsigned int)cause >= LUF_ABORT_NR_CAUSES ||
+	    (key && !luf_keytab_valid(pc->kt, key)))
+		return -EINVAL;
+#if defined(LUF_MUTANT_NO_ABORT)
+	/* Mutant: skips the write-upgrade abort (breaks S2). */
+	return 0;
+#else
+	if (!key || luf_keytab_check_done(pc->kt, key, pc->luf->done) == 1)
+		return 0;
+	luf_stat_inc(pc->stats, (enum luf_stat_item)(LUF_STAT_ABORT + cause));
+	return luf_key_flush(pc, key);
+#endif
+}
+
+/**
+ * luf_abort_domain() - cancel the deferrals pending on an address space:
+ * settle it before write permission is granted (a write fault, mprotect),
+ * or a translation in it is moved (mremap, migration).
+ * @pc: this CPU's state. @dom: the domain. @cause: why (counted when a
+ * flush was owed).
+ * May flush. Return: 0, -EINVAL for NULL or a bad cause, or the flush's
+ * error (still pending: the caller must not grant the write).
+ */
+static inline int luf_abort_domain(struct luf_pcpu *pc, struct luf_domain *dom,
+				   enum luf_abort_cause cause)
+{
+	if (!pc || !dom || (unsigned int)cause >= LUF_ABORT_NR_CAUSES)
+		return -EINVAL;
+#if defined(LUF_MUTANT_NO_ABORT)
+	return 0;
+#else
+	if (!luf_domain_pending(dom, pc->luf->done))
+		return 0;
+	luf_stat_inc(pc->stats, (enum luf_stat_item)(LUF_STAT_ABORT + cause));
+	return luf_domain_settle(pc->luf, pc->cpu, dom, pc->scratch);
+#endif
+}
+
+/**
+ * luf_upgrade_check_at() - assert that no flush is owed before write
+ * access is granted (LUF_DEBUG: through luf_upgrade_check(), reporting a
+ * write-upgrade without abort with the call site).
+ * @pc: this CPU's state. @key: a folio's key or 0. @dom: a domain or NULL.
+ * Reads only. Return: 0 if neither owes a flush; -EBUSY if one does;
+ * -EINVAL for a bad key.
+ */
+static inline int luf_upgrade_check_at(struct luf_pcpu *pc, unsigned int key,
+				       const struct luf_domain *dom, const char *file, int line)
+{
+	int done;
+
+	if (!pc)
+		return -EINVAL;
+	done = luf_keytab_check_done(pc->kt, key, pc->luf->done);
+	if (done < 0)
+		return done;
+	if (done && (!dom || !luf_domain_pending(dom, pc->luf->done)))
+		return 0;
+#if defined(LUF_DEBUG)
+	luf_debug_report(pc->luf, "write-upgrade without abort (a flush is still owed)",
+			 dom ? (const void *)dom : (const void *)pc, file, line);
+#else
+	(void)file, (void)line;
+#endif
+	return -EBUSY;
+}
+
+#define luf_upgrade_check(pc, key, dom) luf_upgrade_check_at((pc), (key), (dom), __FILE__, __LINE__)
+
+#endif /* LUF_UPGRADE_H */
