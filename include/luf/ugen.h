@@ -51,7 +51,12 @@ struct luf_ugen_src {
  */
 static inline bool luf_ugen_before(luf_ugen_t a, luf_ugen_t b)
 {
+#if defined(LUF_MUTANT_UGEN_LT)
+	/* Mutant: a plain comparison, wrong across the wrap (breaks S4). */
+	return a < b;
+#else
 	return (long)(a - b) < 0;
+#endif
 }
 
 /**
