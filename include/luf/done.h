@@ -55,16 +55,34 @@ static inline luf_ugen_t luf_done_read(const struct luf_done_cpu *d, unsigned in
 }
 
 /**
+ * luf_done_mark_cpu() - raise done[@cpu] to @ugen unless it is there already.
+ * @d: the done counters. @cpu: < nr_cpus. @ugen: a snapshot taken before
+ *     the flush of @cpu that has now completed; never 0.
+ *
+ * Monotonic: a counter at or past @ugen is left alone, so of two racing
+ * flushers the newer value wins and done never goes back (S4). The
+ * release compare-and-swap publishes the completed flush to luf_done_read().
+ * Return: the number of compare-and-swap retries (for LUF_STAT_CAS_RETRY).
+ */
+static inline unsigned long luf_done_mark_cpu(struct luf_done_cpu *d, unsigned int cpu,
+					      luf_ugen_t ugen)
+{
+	unsigned long old = luf_load_relaxed(&d[cpu].done), retries = 0;
+
+	while (luf_ugen_before(old, ugen)) {
+		if (luf_try_cmpxchg_release(&d[cpu].done, &old, ugen))
+			break;
+		retries++;
+	}
+	return retries;
+}
+
+/**
  * luf_done_mark() - raise done of every CPU in @cpus to @ugen, after a flush
  * of those CPUs that started after @ugen was taken (luf_ugen_new()) has
- * returned successfully.
+ * returned successfully; count one flush request received by each.
  * @d: the done counters. @cpus, @nr_cpus: the flushed CPUs. @ugen: the
  *     flusher's snapshot, never 0.
- *
- * Monotonic: a counter already at or past @ugen is left alone, so of two
- * racing flushers the newer value wins and done never goes back (S4).
- * Each CPU's flush-request count is raised by one.
- *
  * Return: the number of compare-and-swap retries (for LUF_STAT_CAS_RETRY).
  */
 static inline unsigned long luf_done_mark(struct luf_done_cpu *d, const luf_aulong *cpus,
@@ -75,14 +93,8 @@ static inline unsigned long luf_done_mark(struct luf_done_cpu *d, const luf_aulo
 
 	luf_for_each_cpu(cpu, cpus, nr_cpus)
 	{
-		unsigned long old = luf_load_relaxed(&d[cpu].done);
-
 		luf_add_relaxed(&d[cpu].received, 1);
-		while (luf_ugen_before(old, ugen)) {
-			if (luf_try_cmpxchg_release(&d[cpu].done, &old, ugen))
-				break;
-			retries++;
-		}
+		retries += luf_done_mark_cpu(d, cpu, ugen);
 	}
 	return retries;
 }

@@ -158,6 +158,35 @@ static inline void luf_debug_report(const struct luf *l, const char *what, const
 }
 #endif
 
+/**
+ * luf_local_flush_begin() - snapshot for a full local flush the caller is
+ * about to do for its own reasons (a context switch to another mm, a
+ * flush_tlb_all() on this CPU). Take it before flushing; pass it to
+ * luf_local_flush_end() afterwards, and diet will drop this CPU from every
+ * set stamped before the snapshot. One atomic add on the ugen line: call it
+ * for full flushes only, which cost far more. Source: LUF RFC v12, which
+ * updates the per-CPU ugen done on such flushes.
+ * Return: the snapshot, a ugen (never 0).
+ */
+static inline luf_ugen_t luf_local_flush_begin(struct luf *l)
+{
+	return luf_ugen_new(&l->ugen);
+}
+
+/**
+ * luf_local_flush_end() - record that CPU @cpu completed a full local flush
+ * that started after @snap was taken.
+ * Return: 0, or -EINVAL for a bad CPU id or a zero @snap (nothing changed).
+ */
+static inline int luf_local_flush_end(struct luf *l, unsigned int cpu, luf_ugen_t snap)
+{
+	if (!l || cpu >= l->nr_cpus || !snap)
+		return -EINVAL;
+	luf_stat_add(&l->stats[cpu], LUF_STAT_CAS_RETRY,
+		     (long)luf_done_mark_cpu(l->done, cpu, snap));
+	return 0;
+}
+
 /* The count of flush requests CPU @cpu received (nr_tlb_remote_flush_received). */
 static inline unsigned long luf_flush_received(const struct luf *l, unsigned int cpu)
 {

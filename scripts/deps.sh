@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR MIT
+# Install the Debian 12 packages luf needs, only those that are missing.
+# Usage: scripts/deps.sh run|test     (run: the main job; test: every test)
+set -euo pipefail
+
+base=(cmake make gcc pkg-config)
+tests=(clang libcmocka-dev libcriterion-dev libclang-rt-14-dev valgrind spin python3)
+
+case "${1:-test}" in
+run) want=("${base[@]}") ;;
+test) want=("${base[@]}" "${tests[@]}") ;;
+*) echo "usage: $0 run|test" >&2; exit 2 ;;
+esac
+
+missing=()
+for p in "${want[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "luf: installing missing Debian packages: ${missing[*]}"
+sudo=()
+if [ "$(id -u)" -ne 0 ]; then
+	if command -v sudo >/dev/null; then
+		sudo=(sudo)
+	else
+		echo "luf: not root and no sudo; as root run: apt-get install -y ${missing[*]}" >&2
+		exit 1
+	fi
+fi
+export DEBIAN_FRONTEND=noninteractive
+"${sudo[@]}" apt-get update -qq
+"${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
