@@ -31,7 +31,8 @@ struct counting_arch {
 	unsigned long flushes, ipis;
 };
 
-static int count_flush(void *arch, const luf_aulong *cpus, unsigned int nr, const struct luf_range *r)
+static int count_flush(void *arch, const luf_aulong *cpus, unsigned int nr,
+		       const struct luf_range *r)
 {
 	struct counting_arch *a = arch;
 
@@ -53,9 +54,15 @@ static unsigned int count_this_cpu(void *arch)
 }
 
 static const struct luf_arch_ops count_ops = {
-	.flush = count_flush, .nr_cpu_ids = count_nr_cpu_ids, .this_cpu = count_this_cpu};
+    .flush = count_flush, .nr_cpu_ids = count_nr_cpu_ids, .this_cpu = count_this_cpu};
 
 static unsigned long long rng_state;
+
+static void die(const char *what, int err)
+{
+	fprintf(stderr, "luf-demo: %s failed: %d\n", what, err);
+	exit(1);
+}
 
 static unsigned long long rnd(void)
 {
@@ -105,7 +112,8 @@ int main(int argc, char **argv)
 
 	rng_state = arg(argc, argv, "--seed", 42) | 1;
 	if (nr_cpus < 2 || nr_cpus > LUF_MAX_CPUS || !nr_mms || !batch || !rounds) {
-		fprintf(stderr, "luf-demo: need 2 <= --cpus <= %u and nonzero --mms, --batch, --rounds\n",
+		fprintf(stderr,
+			"luf-demo: need 2 <= --cpus <= %u and nonzero --mms, --batch, --rounds\n",
 			LUF_MAX_CPUS);
 		return 2;
 	}
@@ -114,15 +122,15 @@ int main(int argc, char **argv)
 		       zalloc(luf_stats_size(nr_cpus)), 0);
 	kt = zalloc(luf_keytab_size(4096, nr_cpus));
 	ret = ret ? ret : luf_keytab_init(kt, 4096, nr_cpus);
-	pc = calloc(nr_cpus, sizeof(*pc));
+	pc = calloc(nr_cpus, sizeof(struct luf_pcpu *));
 	for (unsigned int c = 0; !ret && c < nr_cpus; c++) {
 		pc[c] = zalloc(luf_pcpu_size(nr_cpus));
 		ret = luf_pcpu_init(pc[c], l, kt, c, LUF_PCPU_DEFAULT_THRESHOLD);
 	}
 	fl = zalloc(luf_freelist_size(nr_cpus));
 	ret = ret ? ret : luf_freelist_init(fl, l, kt, 0);
-	dom = calloc(nr_mms, sizeof(*dom));
-	mm_cpus = calloc(nr_mms, sizeof(*mm_cpus));
+	dom = calloc(nr_mms, sizeof(struct luf_domain *));
+	mm_cpus = calloc(nr_mms, sizeof(luf_aulong *));
 	uni = zalloc(luf_cpumask_size(nr_cpus));
 	for (unsigned int m = 0; !ret && m < nr_mms; m++) {
 		unsigned int span = 2 + (unsigned int)(rnd() % (nr_cpus - 1));
@@ -133,19 +141,15 @@ int main(int argc, char **argv)
 		for (unsigned int i = 0; i < span; i++)
 			luf_cpumask_set_cpu(mm_cpus[m], nr_cpus, (unsigned int)(rnd() % nr_cpus));
 	}
-	if (ret) {
-		fprintf(stderr, "luf-demo: set-up failed: %d\n", ret);
-		return 1;
-	}
+	if (ret)
+		die("set-up", ret);
 	/* Half the pages start free (clean), half mapped read-only in some mm. */
 	pages = calloc(nr_pages, sizeof(*pages));
-	victims = calloc(batch, sizeof(*victims));
+	victims = calloc(batch, sizeof(struct page *));
 	for (unsigned int i = 0; i < nr_pages; i++) {
 		pages[i].mm = i % 2 ? (unsigned int)(rnd() % nr_mms) : UINT_MAX;
-		if (pages[i].mm == UINT_MAX && luf_free(fl, pc[0], &pages[i].lf, 0)) {
-			fprintf(stderr, "luf-demo: set-up free failed\n");
-			return 1;
-		}
+		if (pages[i].mm == UINT_MAX && luf_free(fl, pc[0], &pages[i].lf, 0))
+			die("set-up free", -1);
 	}
 
 	for (unsigned long r = 0; r < rounds; r++) {
@@ -160,10 +164,8 @@ int main(int argc, char **argv)
 			if (p->mm == UINT_MAX)
 				continue;
 			ret = luf_unmap(pc[0], dom[p->mm], mm_cpus[p->mm], LUF_PTE_ACCESSIBLE);
-			if (ret) {
-				fprintf(stderr, "luf-demo: unmap failed: %d\n", ret);
-				return 1;
-			}
+			if (ret)
+				die("unmap", ret);
 			imm_flushes++;
 			imm_ipis += luf_cpumask_weight(mm_cpus[p->mm], nr_cpus);
 			luf_cpumask_or(uni, mm_cpus[p->mm], nr_cpus);
@@ -174,10 +176,8 @@ int main(int argc, char **argv)
 		ret = luf_pcpu_fold(pc[0], &key);
 		for (unsigned int n = 0; !ret && n < freed; n++)
 			ret = luf_free(fl, pc[0], &victims[n]->lf, key);
-		if (ret) {
-			fprintf(stderr, "luf-demo: reclaim failed: %d\n", ret);
-			return 1;
-		}
+		if (ret)
+			die("reclaim", ret);
 		if (freed) {
 			bat_flushes++;
 			bat_ipis += luf_cpumask_weight(uni, nr_cpus);
@@ -188,10 +188,8 @@ int main(int argc, char **argv)
 			struct luf_folio *f;
 
 			ret = luf_alloc(fl, pc[cpu], LUF_ALLOC_MAY_FLUSH, &f);
-			if (ret) {
-				fprintf(stderr, "luf-demo: allocation failed: %d\n", ret);
-				return 1;
-			}
+			if (ret)
+				die("allocation", ret);
 			luf_folio_entry(f, struct page, lf)->mm = (unsigned int)(rnd() % nr_mms);
 		}
 		/* Context switches: full local flushes that diet can use. */
@@ -206,10 +204,8 @@ int main(int argc, char **argv)
 			unsigned int m = (unsigned int)(rnd() % nr_mms);
 
 			ret = luf_abort_domain(pc[1], dom[m], LUF_ABORT_PROT_UPGRADE);
-			if (ret) {
-				fprintf(stderr, "luf-demo: settle failed: %d\n", ret);
-				return 1;
-			}
+			if (ret)
+				die("settle", ret);
 		}
 	}
 
@@ -229,5 +225,23 @@ int main(int argc, char **argv)
 	printf("luf sends %.1f%% fewer IPIs than batched and %.1f%% fewer than immediate\n",
 	       100.0 * (1.0 - (double)arch.ipis / (double)bat_ipis),
 	       100.0 * (1.0 - (double)arch.ipis / (double)imm_ipis));
+
+	for (unsigned int m = 0; m < nr_mms; m++) {
+		free(dom[m]);
+		free(mm_cpus[m]);
+	}
+	for (unsigned int c = 0; c < nr_cpus; c++)
+		free(pc[c]);
+	free(l->done);
+	free(l->stats);
+	free(l);
+	free(kt);
+	free(fl);
+	free(uni);
+	free(dom);
+	free(mm_cpus);
+	free(pc);
+	free(pages);
+	free(victims);
 	return 0;
 }

@@ -51,7 +51,7 @@ static inline bool luf_keytab_valid(const struct luf_keytab *kt, unsigned int ke
 /* The shared set of @key, which must be valid. */
 static inline struct luf_shared *luf_keytab_entry(const struct luf_keytab *kt, luf_key_t key)
 {
-	return (struct luf_shared *)(uintptr_t)((const char *)(kt + 1) + (size_t)key * kt->stride);
+	return (struct luf_shared *)(void *)((char *)(kt + 1) + (size_t)key * kt->stride);
 }
 
 /**

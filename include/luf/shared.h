@@ -47,7 +47,7 @@ static inline size_t luf_shared_size(unsigned int nr_cpus)
 /* The set inside @s. Readers other than the lock holder use the helpers below. */
 static inline struct luf_batch *luf_shared_batch(const struct luf_shared *s)
 {
-	return (struct luf_batch *)(uintptr_t)((const char *)s + sizeof(struct luf_shared));
+	return (struct luf_batch *)(void *)((char *)s + sizeof(struct luf_shared));
 }
 
 /* Set up an empty shared set. Return: 0 or -EINVAL (bad @nr_cpus). */
