@@ -87,6 +87,7 @@
 #define luf_done_mark_cpu luf_done_mark_cpu_inline
 #define luf_local_flush_begin luf_local_flush_begin_inline
 #define luf_local_flush_end luf_local_flush_end_inline
+#define luf_cpumask_valid luf_cpumask_valid_inline
 
 #elif LUF_API_PHASE == 1
 #undef LUF_API_PHASE
@@ -162,6 +163,7 @@
 #undef luf_done_mark_cpu
 #undef luf_local_flush_begin
 #undef luf_local_flush_end
+#undef luf_cpumask_valid
 
 #if defined(__GNUC__)
 #define LUF_EXPORT __attribute__((visibility("default")))
@@ -243,7 +245,8 @@
 	LUF_API(int, luf_upgrade_check_at, (struct luf_pcpu *pc, unsigned int key, const struct luf_domain *dom, const char *file, int line), (pc, key, dom, file, line), return) \
 	LUF_API(unsigned long, luf_done_mark_cpu, (struct luf_done_cpu *d, unsigned int cpu, luf_ugen_t ugen), (d, cpu, ugen), return) \
 	LUF_API(luf_ugen_t, luf_local_flush_begin, (struct luf *l), (l), return) \
-	LUF_API(int, luf_local_flush_end, (struct luf *l, unsigned int cpu, luf_ugen_t snap), (l, cpu, snap), return)
+	LUF_API(int, luf_local_flush_end, (struct luf *l, unsigned int cpu, luf_ugen_t snap), (l, cpu, snap), return) \
+	LUF_API(bool, luf_cpumask_valid, (const luf_aulong *m, unsigned int nr_cpus), (m, nr_cpus), return)
 
 #define LUF_API_DECLARE(ret, name, params, args, r) LUF_EXPORT ret name params;
 LUF_API_LIST(LUF_API_DECLARE)

@@ -27,6 +27,17 @@ static inline size_t luf_cpumask_size(unsigned int nr_cpus)
 	return LUF_CPUMASK_WORDS(nr_cpus) * sizeof(luf_aulong);
 }
 
+/*
+ * True iff @m has no bit at or above @nr_cpus: the check for a mask that
+ * came from a caller. O(1): only the last word can hold such bits.
+ */
+static inline bool luf_cpumask_valid(const luf_aulong *m, unsigned int nr_cpus)
+{
+	unsigned int tail = nr_cpus % LUF_BITS_PER_LONG;
+
+	return !tail || !(luf_load_relaxed(&m[nr_cpus / LUF_BITS_PER_LONG]) >> tail);
+}
+
 /**
  * luf_cpumask_clear() - empty a mask.
  * @m: LUF_CPUMASK_WORDS(@nr_cpus) words. @nr_cpus: 1..LUF_MAX_CPUS.

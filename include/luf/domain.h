@@ -42,7 +42,7 @@ static inline size_t luf_domain_size(unsigned int nr_cpus)
  */
 static inline int luf_domain_init(struct luf_domain *dom, unsigned int nr_cpus)
 {
-	if (!dom)
+	if (!dom || !nr_cpus || nr_cpus > LUF_MAX_CPUS)
 		return -EINVAL;
 	return luf_shared_init(&dom->set, nr_cpus);
 }

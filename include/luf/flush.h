@@ -96,8 +96,8 @@ static inline int luf_init(struct luf *l, const struct luf_arch_ops *ops, void *
  * CPUs dropped had flushed already), done is unchanged, and the error is
  * returned: nothing pending is lost.
  *
- * Return: 0 (flushed, or nothing left to flush); -EINVAL for a bad @cpu or
- * a batch of another CPU count; the backend's negative errno (-EIO if it
+ * Return: 0 (flushed, or nothing left to flush); -EINVAL for NULL, a bad
+ * @cpu or a batch of another CPU count; the backend's negative errno (-EIO if it
  * returned a positive value).
  */
 static inline int luf_flush_batch(struct luf *l, unsigned int cpu, struct luf_batch *b)
@@ -107,7 +107,7 @@ static inline int luf_flush_batch(struct luf *l, unsigned int cpu, struct luf_ba
 	luf_ugen_t snap;
 	int ret;
 
-	if (cpu >= l->nr_cpus || b->nr_cpus != l->nr_cpus)
+	if (!l || !b || cpu >= l->nr_cpus || b->nr_cpus != l->nr_cpus)
 		return -EINVAL;
 	st = &l->stats[cpu];
 	dropped = luf_batch_diet(b, l->done);

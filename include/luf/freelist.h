@@ -126,7 +126,8 @@ static inline void luf_folio_track(struct luf_folio *f, const char *file, int li
  * flush, no shared-line write: a run of frees with one key reads the
  * key's seqcount and links the folio. (Under LUF_DEBUG, a macro records
  * the call site; the function is luf_free_at().)
- * Return: 0; -EINVAL for NULL or a key out of range; -EBUSY if @f is
+ * Return: 0; -EINVAL for NULL, a @pc of another instance or a key out of
+ * range; -EBUSY if @f is
  * already on a free list (a double free, or a second list). Nothing changes
  * on error.
  */
@@ -138,7 +139,7 @@ static inline int luf_free_at(struct luf_freelist *fl, struct luf_pcpu *pc, stru
 	unsigned long seq;
 	bool done;
 
-	if (!fl || !pc || !f || (key && !luf_keytab_valid(fl->kt, key)))
+	if (!fl || !pc || !f || pc->luf != fl->luf || (key && !luf_keytab_valid(fl->kt, key)))
 		return -EINVAL;
 	if (f->state != LUF_FOLIO_IN_USE) {
 		luf_freelist_report(fl, "double free (folio already on a free list)", f, file, line);
@@ -217,7 +218,15 @@ static inline void luf_freelist_release_pend(struct luf_freelist *fl, struct luf
  * May flush only with LUF_ALLOC_MAY_FLUSH (and then only when no clean
  * folio above the reserve exists). The clean path does no syscall, no
  * allocation and no shared-line write.
- * Return: 0 and *@out set; -EINVAL for NULL or unknown flags; -EAGAIN (no
+ * The reserve is a floor under the clean folios that were there at the
+ * call: a caller that may flush takes a clean folio only above it, and
+ * otherwise takes one of the pend folios it has just released, so the
+ * clean count it leaves is never below min(reserve, clean count at the
+ * call). Both halves of L1 hold: it never fails while pend folios exist,
+ * and it never takes a folio the reserve was holding back.
+ *
+ * Return: 0 and *@out set; -EINVAL for NULL, a @pc of another instance or
+ * unknown flags; -EAGAIN (no
  * flag) if only pend folios, still owing a flush, remain; -ENOMEM if no
  * folio may be handed out (empty, or only the reserve for a caller that
  * may flush); or the flush's error, with every pend folio still pend.
@@ -229,7 +238,7 @@ static inline int luf_alloc_at(struct luf_freelist *fl, struct luf_pcpu *pc, uns
 	struct luf_folio *f;
 	int ret;
 
-	if (!fl || !pc || !out || (flags & ~LUF_ALLOC_MAY_FLUSH))
+	if (!fl || !pc || !out || pc->luf != fl->luf || (flags & ~LUF_ALLOC_MAY_FLUSH))
 		return -EINVAL;
 	floor = (flags & LUF_ALLOC_MAY_FLUSH) ? fl->reserve : 0;
 	if (luf_unlikely(fl->nr_clean <= floor)) {

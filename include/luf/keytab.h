@@ -77,12 +77,12 @@ static inline int luf_keytab_init(struct luf_keytab *kt, unsigned int nr_keys, u
 
 /**
  * luf_keytab_new_key() - the next key, round-robin over 1..nr_keys-1.
- * One relaxed atomic add on the table's counter line (a fold-time cost,
+ * One atomic add on the table's counter line (a fold-time cost,
  * not a fast-path one). Return: a valid key, never 0.
  */
 static inline luf_key_t luf_keytab_new_key(struct luf_keytab *kt)
 {
-	unsigned long n = luf_add_return(&kt->next, 1);
+	unsigned long n = luf_add_return(&kt->next, 1) - 1;
 
 	return (luf_key_t)(1 + n % (kt->nr_keys - 1));
 }

@@ -121,25 +121,24 @@ static inline int luf_pcpu_flush_open(struct luf_pcpu *pc)
  * Call after the PTE is cleared. No syscall, no allocation; writes only
  * @pc's lines, plus the domain's set when it does not cover this removal
  * yet. Every @threshold calls it folds into the key table (a shared write).
- * Return: 0; -EINVAL for NULL @pc/@cpus or bits set at or above nr_cpus
- * (nothing recorded); or the error of a writable batch's flush at the
+ * Return: 0; -EINVAL for NULL @pc/@cpus, a domain of another CPU count or
+ * bits set at or above nr_cpus (nothing recorded); or the error of a writable batch's flush at the
  * threshold (the removal is recorded and still pending).
  */
 static inline int luf_pcpu_defer(struct luf_pcpu *pc, struct luf_domain *dom,
 				 const luf_aulong *cpus, bool writable)
 {
-	unsigned int nr = pc ? pc->luf->nr_cpus : 0, tail = nr % LUF_BITS_PER_LONG;
 	luf_ugen_t stamp;
 
-	if (!pc || !cpus)
-		return -EINVAL;
-	if (tail && (luf_load_relaxed(&cpus[nr / LUF_BITS_PER_LONG]) >> tail))
+	if (!pc || !cpus || !luf_cpumask_valid(cpus, pc->luf->nr_cpus) ||
+	    (dom && luf_shared_batch(&dom->set)->nr_cpus != pc->luf->nr_cpus))
 		return -EINVAL;
 	stamp = luf_ugen_stamp(&pc->luf->ugen);
 	if (dom && !luf_shared_covers(&dom->set, cpus, stamp, writable))
 		luf_shared_add(&dom->set, cpus, stamp, writable, pc->luf->done);
 	luf_batch_add(pc->open, cpus, stamp, writable);
-	luf_stat_inc(pc->stats, LUF_STAT_DEFERRED);
+	if (!writable)
+		luf_stat_inc(pc->stats, LUF_STAT_DEFERRED);
 	if (++pc->nr_open >= pc->threshold)
 		return luf_pcpu_flush_open(pc);
 	return 0;

@@ -80,7 +80,7 @@ static inline int luf_unmap(struct luf_pcpu *pc, struct luf_domain *dom, const l
 {
 	enum luf_unmap_kind kind = luf_unmap_classify(pte_flags);
 
-	if (!pc)
+	if (!pc || !cpus || !luf_cpumask_valid(cpus, pc->luf->nr_cpus))
 		return -EINVAL;
 	if (kind == LUF_UNMAP_NO_FLUSH) {
 		luf_stat_inc(pc->stats, LUF_STAT_NO_FLUSH);
