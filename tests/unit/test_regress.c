@@ -120,8 +120,8 @@ int main(int argc, char **argv)
 	    cmocka_unit_test_setup_teardown(regress_free_with_pcpu_of_other_instance, uenv_setup,
 					    uenv_teardown),
 	    cmocka_unit_test(regress_domain_init_bad_count_writes),
-	    cmocka_unit_test_setup_teardown(regress_may_flush_keeps_reserve,
-					    uenv_setup, uenv_teardown),
+	    cmocka_unit_test_setup_teardown(regress_may_flush_keeps_reserve, uenv_setup,
+					    uenv_teardown),
 	};
 
 	if (argc > 1)
