@@ -14,7 +14,14 @@
  * Functions not listed stay static inline in both uses. LUF_DEBUG changes
  * struct luf_folio: a program must use the mode libluf was built in.
  */
-#if !defined(LUF_API_PHASE)
+#if !defined(LUF_LUF_H)
+/* Included on its own: the linked API is luf.h in LUF_LINKED mode. */
+#if !defined(LUF_LINKED)
+#define LUF_LINKED
+#endif
+#include "luf.h"
+
+#elif !defined(LUF_API_PHASE)
 #define LUF_API_PHASE 1
 
 #define luf_ugen_before luf_ugen_before_inline
