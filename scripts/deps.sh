@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only OR MIT
 # Install the Debian 12 packages luf needs, only those that are missing.
-# Usage: scripts/deps.sh run|test     (run: the main job; test: every test)
+# Usage: scripts/deps.sh run|test|kernel  (run: the main job; test: every test;
+#        kernel: what tests/kernel/run needs)
 set -euo pipefail
 
 base=(cmake make gcc pkg-config)
 tests=(clang libcmocka-dev libcriterion-dev libclang-rt-14-dev valgrind spin python3)
+kernel=(linux-image-amd64 linux-headers-amd64 qemu-system-x86 busybox-static cpio libc6-dev)
 
 case "${1:-test}" in
 run) want=("${base[@]}") ;;
-test) want=("${base[@]}" "${tests[@]}") ;;
-*) echo "usage: $0 run|test" >&2; exit 2 ;;
+test) want=("${base[@]}" "${tests[@]}" "${kernel[@]}") ;;
+kernel) want=("${base[@]}" "${kernel[@]}") ;;
+*) echo "usage: $0 run|test|kernel" >&2; exit 2 ;;
 esac
 
 missing=()

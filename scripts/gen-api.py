@@ -28,6 +28,7 @@ HEAD = """/* SPDX-License-Identifier: GPL-2.0-only OR MIT */
  * Functions not listed stay static inline in both uses. LUF_DEBUG changes
  * struct luf_folio: a program must use the mode libluf was built in.
  */
+/* clang-format off */
 #if !defined(LUF_LUF_H)
 /* Included on its own: the linked API is luf.h in LUF_LINKED mode. */
 #if !defined(LUF_LINKED)
@@ -74,6 +75,7 @@ LUF_API_LIST(LUF_API_DECLARE)
 #undef LUF_API_DECLARE
 
 #endif /* LUF_API_PHASE */
+/* clang-format on */
 """)
     text = "\n".join(out)
     if "--check" in sys.argv:

@@ -14,6 +14,7 @@
  * Functions not listed stay static inline in both uses. LUF_DEBUG changes
  * struct luf_folio: a program must use the mode libluf was built in.
  */
+/* clang-format off */
 #if !defined(LUF_LUF_H)
 /* Included on its own: the linked API is luf.h in LUF_LINKED mode. */
 #if !defined(LUF_LINKED)
@@ -260,3 +261,4 @@ LUF_API_LIST(LUF_API_DECLARE)
 #undef LUF_API_DECLARE
 
 #endif /* LUF_API_PHASE */
+/* clang-format on */

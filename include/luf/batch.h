@@ -168,8 +168,7 @@ static inline bool luf_batch_check_done(const struct luf_batch *b, const struct 
 
 	if (!ugen)
 		return true;
-	luf_for_each_cpu(cpu, b->cpus, b->nr_cpus)
-	{
+	luf_for_each_cpu (cpu, b->cpus, b->nr_cpus) {
 		if (!luf_cpu_done(d, cpu, ugen))
 			return false;
 	}

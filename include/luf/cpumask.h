@@ -180,8 +180,8 @@ static inline unsigned int luf_cpumask_next(const luf_aulong *m, unsigned int nr
 }
 
 /* Iterate @cpu over the CPUs of @m, in increasing order. */
-#define luf_for_each_cpu(cpu, m, nr_cpus)                                                          \
-	for ((cpu) = luf_cpumask_next((m), (nr_cpus), 0); (cpu) < (nr_cpus);                       \
+#define luf_for_each_cpu(cpu, m, nr_cpus)                                    \
+	for ((cpu) = luf_cpumask_next((m), (nr_cpus), 0); (cpu) < (nr_cpus); \
 	     (cpu) = luf_cpumask_next((m), (nr_cpus), (cpu) + 1))
 
 #endif /* LUF_CPUMASK_H */

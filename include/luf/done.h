@@ -91,8 +91,7 @@ static inline unsigned long luf_done_mark(struct luf_done_cpu *d, const luf_aulo
 	unsigned long retries = 0;
 	unsigned int cpu;
 
-	luf_for_each_cpu(cpu, cpus, nr_cpus)
-	{
+	luf_for_each_cpu (cpu, cpus, nr_cpus) {
 		luf_add_relaxed(&d[cpu].received, 1);
 		retries += luf_done_mark_cpu(d, cpu, ugen);
 	}

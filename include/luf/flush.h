@@ -32,13 +32,13 @@
 typedef void luf_report_fn(const char *what, const void *obj, const char *file, int line);
 
 struct luf {
-	struct luf_ugen_src ugen;	   /* own cache line: written by flushers only */
-	const struct luf_arch_ops *ops;	   /* read-mostly from here on */
-	void *arch;			   /* the backend's context, passed to every op */
-	unsigned int nr_cpus;		   /* ops->nr_cpu_ids() at init */
-	struct luf_done_cpu *done;	   /* nr_cpus counters */
-	struct luf_stats_cpu *stats;	   /* nr_cpus blocks */
-	luf_report_fn *report;		   /* LUF_DEBUG reports; NULL: the platform's */
+	struct luf_ugen_src ugen;	/* own cache line: written by flushers only */
+	const struct luf_arch_ops *ops; /* read-mostly from here on */
+	void *arch;			/* the backend's context, passed to every op */
+	unsigned int nr_cpus;		/* ops->nr_cpu_ids() at init */
+	struct luf_done_cpu *done;	/* nr_cpus counters */
+	struct luf_stats_cpu *stats;	/* nr_cpus blocks */
+	luf_report_fn *report;		/* LUF_DEBUG reports; NULL: the platform's */
 };
 
 /* True iff @p is aligned to a cache line (storage rule for per-CPU arrays). */

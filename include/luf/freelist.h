@@ -58,8 +58,8 @@ struct luf_freelist {
 	struct luf_folio *clean;	     /* LIFO: hottest first */
 	struct luf_folio *pend, **pend_tail; /* FIFO, so it splices onto clean */
 	unsigned long nr_clean, nr_pend, reserve;
-	struct luf_batch *pend_set;	     /* union of the pend folios' sets */
-	unsigned long cache_seq;	     /* verdict cache for runs of one key */
+	struct luf_batch *pend_set; /* union of the pend folios' sets */
+	unsigned long cache_seq;    /* verdict cache for runs of one key */
 	luf_key_t cache_key;
 	bool cache_done;
 };
@@ -142,7 +142,8 @@ static inline int luf_free_at(struct luf_freelist *fl, struct luf_pcpu *pc, stru
 	if (!fl || !pc || !f || pc->luf != fl->luf || (key && !luf_keytab_valid(fl->kt, key)))
 		return -EINVAL;
 	if (f->state != LUF_FOLIO_IN_USE) {
-		luf_freelist_report(fl, "double free (folio already on a free list)", f, file, line);
+		luf_freelist_report(fl, "double free (folio already on a free list)", f, file,
+				    line);
 		return -EBUSY;
 	}
 	d = fl->luf->done;

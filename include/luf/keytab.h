@@ -22,11 +22,11 @@ typedef unsigned short luf_key_t;
 #define LUF_KEYTAB_MAX_KEYS 65536u
 
 struct luf_keytab {
-	LUF_CACHE_ALIGNED luf_aulong next; /* round-robin key counter: written at fold time */
+	LUF_CACHE_ALIGNED luf_aulong next;	/* round-robin key counter: written at fold time */
 	LUF_CACHE_ALIGNED unsigned int nr_keys; /* keys 1..nr_keys-1 are valid */
 	unsigned int nr_cpus;
 	size_t stride; /* bytes per entry, a multiple of LUF_CACHELINE */
-	/* nr_keys entries of stride bytes follow */
+		       /* nr_keys entries of stride bytes follow */
 };
 
 static inline size_t luf_keytab_stride(unsigned int nr_cpus)

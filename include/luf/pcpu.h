@@ -34,9 +34,9 @@ struct luf_pcpu {
 	struct luf_batch *open;	     /* removals not folded yet */
 	struct luf_batch *scratch;   /* private copy for flushing shared sets */
 	unsigned int cpu;
-	unsigned int threshold;	     /* fold after this many removals */
-	unsigned int nr_open;	     /* removals since the last fold */
-	luf_key_t key;		     /* key this batch folds into; 0 = none yet */
+	unsigned int threshold; /* fold after this many removals */
+	unsigned int nr_open;	/* removals since the last fold */
+	luf_key_t key;		/* key this batch folds into; 0 = none yet */
 };
 
 /* Bytes of storage for one CPU's state, for an instance of @nr_cpus CPUs. */

@@ -33,9 +33,9 @@
 #include "flush.h"
 
 struct luf_shared {
-	luf_aulong seq; /* even: stable; odd: a writer is changing the set */
+	luf_aulong seq;	 /* even: stable; odd: a writer is changing the set */
 	luf_lock_t lock; /* serialises writers */
-	/* struct luf_batch follows at luf_shared_batch() */
+			 /* struct luf_batch follows at luf_shared_batch() */
 };
 
 /* Bytes for a shared set of @nr_cpus CPUs. */
@@ -144,8 +144,7 @@ static inline bool luf_shared_covers(const struct luf_shared *s, const luf_aulon
 
 		seq = luf_shared_read_begin(s);
 		g = luf_batch_ugen(b);
-		covers = g && !luf_ugen_before(g, ugen) &&
-			 (!writable || luf_batch_writable(b)) &&
+		covers = g && !luf_ugen_before(g, ugen) && (!writable || luf_batch_writable(b)) &&
 			 luf_cpumask_subset(cpus, b->cpus, b->nr_cpus);
 	} while (luf_shared_read_retry(s, seq));
 	return covers;

@@ -20,35 +20,35 @@
 
 /* Why a deferral was cancelled and its flush run at once (DESIGN.md 4.8). */
 enum luf_abort_cause {
-	LUF_ABORT_WRITE_FAULT,	 /* a write fault would install a writable PTE */
-	LUF_ABORT_PROT_UPGRADE,	 /* mprotect() or similar grants write permission */
-	LUF_ABORT_WRITE_OTHER,	 /* the folio is written by another path (file write) */
-	LUF_ABORT_POISON,	 /* poison-on-free writes the folio */
-	LUF_ABORT_INIT_ON_FREE,	 /* init-on-free zeroes the folio */
-	LUF_ABORT_MIGRATE_COPY,	 /* migration copies into the folio */
-	LUF_ABORT_MOVE,		 /* mremap() or migration moves a translation */
+	LUF_ABORT_WRITE_FAULT,	/* a write fault would install a writable PTE */
+	LUF_ABORT_PROT_UPGRADE, /* mprotect() or similar grants write permission */
+	LUF_ABORT_WRITE_OTHER,	/* the folio is written by another path (file write) */
+	LUF_ABORT_POISON,	/* poison-on-free writes the folio */
+	LUF_ABORT_INIT_ON_FREE, /* init-on-free zeroes the folio */
+	LUF_ABORT_MIGRATE_COPY, /* migration copies into the folio */
+	LUF_ABORT_MOVE,		/* mremap() or migration moves a translation */
 	LUF_ABORT_NR_CAUSES
 };
 
 enum luf_stat_item {
-	LUF_STAT_REMOTE_FLUSH,	  /* nr_tlb_remote_flush: flush calls that reached another CPU */
-	LUF_STAT_LOCAL_FLUSH,	  /* nr_tlb_local_flush_all: flush calls for the caller's CPU only */
-	LUF_STAT_FLUSH_SKIPPED,	  /* flushes not issued because diet emptied the set */
-	LUF_STAT_DIET_DROPPED,	  /* CPUs dropped from sets by diet */
-	LUF_STAT_FLUSH_FAILED,	  /* arch flush returned an error; the set stayed pending */
-	LUF_STAT_CAS_RETRY,	  /* mark_done compare-and-swap retries */
-	LUF_STAT_DEFERRED,	  /* translations whose flush was deferred */
-	LUF_STAT_NO_FLUSH,	  /* inaccessible translations: removed with no flush owed */
-	LUF_STAT_WRITABLE_FLUSH,  /* batches flushed at fold because they held a writable entry */
-	LUF_STAT_FOLD,		  /* per-CPU sets folded into the key table */
-	LUF_STAT_FREE_CLEAN,	  /* folios freed straight to the clean list */
-	LUF_STAT_FREE_PEND,	  /* folios freed to the pend list */
-	LUF_STAT_ALLOC_CLEAN,	  /* allocations served without a flush */
-	LUF_STAT_ALLOC_FLUSH,	  /* allocations that flushed the pend list */
-	LUF_STAT_ALLOC_FAIL,	  /* allocations that returned an error */
-	LUF_STAT_NR_PEND,	  /* gauge: folios on pend lists (sum over CPUs) */
-	LUF_STAT_NR_CLEAN,	  /* gauge: folios on clean lists (sum over CPUs) */
-	LUF_STAT_ABORT,		  /* first of LUF_ABORT_NR_CAUSES counters, one per cause */
+	LUF_STAT_REMOTE_FLUSH,	 /* nr_tlb_remote_flush: flush calls that reached another CPU */
+	LUF_STAT_LOCAL_FLUSH,	 /* nr_tlb_local_flush_all: flush calls for the caller's CPU only */
+	LUF_STAT_FLUSH_SKIPPED,	 /* flushes not issued because diet emptied the set */
+	LUF_STAT_DIET_DROPPED,	 /* CPUs dropped from sets by diet */
+	LUF_STAT_FLUSH_FAILED,	 /* arch flush returned an error; the set stayed pending */
+	LUF_STAT_CAS_RETRY,	 /* mark_done compare-and-swap retries */
+	LUF_STAT_DEFERRED,	 /* translations whose flush was deferred */
+	LUF_STAT_NO_FLUSH,	 /* inaccessible translations: removed with no flush owed */
+	LUF_STAT_WRITABLE_FLUSH, /* batches flushed at fold because they held a writable entry */
+	LUF_STAT_FOLD,		 /* per-CPU sets folded into the key table */
+	LUF_STAT_FREE_CLEAN,	 /* folios freed straight to the clean list */
+	LUF_STAT_FREE_PEND,	 /* folios freed to the pend list */
+	LUF_STAT_ALLOC_CLEAN,	 /* allocations served without a flush */
+	LUF_STAT_ALLOC_FLUSH,	 /* allocations that flushed the pend list */
+	LUF_STAT_ALLOC_FAIL,	 /* allocations that returned an error */
+	LUF_STAT_NR_PEND,	 /* gauge: folios on pend lists (sum over CPUs) */
+	LUF_STAT_NR_CLEAN,	 /* gauge: folios on clean lists (sum over CPUs) */
+	LUF_STAT_ABORT,		 /* first of LUF_ABORT_NR_CAUSES counters, one per cause */
 	LUF_STAT_NR_ITEMS = LUF_STAT_ABORT + LUF_ABORT_NR_CAUSES
 };
 

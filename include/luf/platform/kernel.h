@@ -53,6 +53,10 @@
 #ifndef LUF_PLATFORM_KERNEL_H
 #define LUF_PLATFORM_KERNEL_H
 
+#if !defined(__KERNEL__)
+#error "luf/platform/kernel.h is for kernel builds: include luf/platform.h (or luf/luf.h)"
+#endif
+
 #include <linux/types.h>
 #include <linux/stddef.h>
 #include <linux/errno.h>

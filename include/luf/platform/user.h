@@ -119,9 +119,9 @@ typedef struct {
 	atomic_int v;
 } luf_lock_t;
 
-#define LUF_LOCK_INIT                                                                              \
-	{                                                                                          \
-		0                                                                                  \
+#define LUF_LOCK_INIT \
+	{             \
+		0     \
 	}
 
 static inline void luf_lock_init(luf_lock_t *l)
@@ -171,12 +171,12 @@ static inline void luf_platform_report(const char *what, const void *obj, const 
 	fprintf(stderr, "luf: %s: %p at %s:%d\n", what, obj, file, line);
 }
 
-#define LUF_BUG_ON(cond)                                                                           \
-	do {                                                                                       \
-		if (luf_unlikely(cond)) {                                                          \
-			fprintf(stderr, "luf: BUG at %s:%d: %s\n", __FILE__, __LINE__, #cond);     \
-			abort();                                                                   \
-		}                                                                                  \
+#define LUF_BUG_ON(cond)                                                                       \
+	do {                                                                                   \
+		if (luf_unlikely(cond)) {                                                      \
+			fprintf(stderr, "luf: BUG at %s:%d: %s\n", __FILE__, __LINE__, #cond); \
+			abort();                                                               \
+		}                                                                              \
 	} while (0)
 #else
 #define LUF_BUG_ON(cond) ((void)0)
