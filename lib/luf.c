@@ -7,9 +7,9 @@
 #define LUF_BUILDING_LIB
 #include <luf/luf.h>
 
-#define LUF_API_DEFINE(ret, name, params, args, r)                                                 \
-	ret name params                                                                            \
-	{                                                                                          \
-		r name##_inline args;                                                              \
+#define LUF_API_DEFINE(ret, name, params, args, r) \
+	ret name params                            \
+	{                                          \
+		r name##_inline args;              \
 	}
 LUF_API_LIST(LUF_API_DEFINE)
