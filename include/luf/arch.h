@@ -34,7 +34,11 @@ struct luf_arch_ops {
 		     const struct luf_range *r);
 	/* Number of CPU ids (the highest id + 1). Required. */
 	unsigned int (*nr_cpu_ids)(void *arch);
-	/* The caller's CPU id, < nr_cpu_ids. Required. */
+	/*
+	 * The caller's CPU id, < nr_cpu_ids. Required, for callers and
+	 * backends that need to find their CPU's struct luf_pcpu; the core
+	 * itself takes CPU ids as arguments and never calls it.
+	 */
 	unsigned int (*this_cpu)(void *arch);
 	/* Optional (may be NULL): flush every CPU. Return as for flush. */
 	int (*flush_all)(void *arch);

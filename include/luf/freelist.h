@@ -258,6 +258,8 @@ static inline int luf_alloc_at(struct luf_freelist *fl, struct luf_pcpu *pc, uns
 				return ret;
 			}
 			luf_stat_inc(pc->stats, LUF_STAT_ALLOC_FLUSH);
+		} else {
+			luf_stat_inc(pc->stats, LUF_STAT_ALLOC_DONE);
 		}
 		luf_freelist_release_pend(fl, pc);
 	}

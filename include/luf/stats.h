@@ -45,6 +45,7 @@ enum luf_stat_item {
 	LUF_STAT_FREE_PEND,	 /* folios freed to the pend list */
 	LUF_STAT_ALLOC_CLEAN,	 /* allocations served without a flush */
 	LUF_STAT_ALLOC_FLUSH,	 /* allocations that flushed the pend list */
+	LUF_STAT_ALLOC_DONE,	 /* pend list found flushed already (diet): no flush */
 	LUF_STAT_ALLOC_FAIL,	 /* allocations that returned an error */
 	LUF_STAT_NR_PEND,	 /* gauge: folios on pend lists (sum over CPUs) */
 	LUF_STAT_NR_CLEAN,	 /* gauge: folios on clean lists (sum over CPUs) */

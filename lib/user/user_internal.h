@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: GPL-2.0-only OR MIT
+/*
+ * lib/user/user_internal.h - what the user-space backends share inside
+ * libluf_user: the state magics, the membarrier ABI values and the
+ * per-backend set-up and flush entry points called by user.c.
+ */
+#ifndef LUF_USER_INTERNAL_H
+#define LUF_USER_INTERNAL_H
+
+#include "luf_user.h"
+
+/* struct luf_user.state: 0 = never opened (zeroed storage). */
+#define LUF_USER_OPEN 0x4c75664fu   /* "LufO" */
+#define LUF_USER_CLOSED 0x4c756643u /* "LufC" */
+
+/*
+ * membarrier(2) commands: the kernel's ABI values (linux/membarrier.h),
+ * spelled out so the library builds against headers older than the
+ * commands it can use at run time.
+ */
+enum {
+	LUF_MB_QUERY = 0,
+	LUF_MB_PRIVATE_EXPEDITED = 1 << 3,
+	LUF_MB_REGISTER_PRIVATE_EXPEDITED = 1 << 4,
+	LUF_MB_PRIVATE_EXPEDITED_SYNC_CORE = 1 << 5,
+	LUF_MB_REGISTER_PRIVATE_EXPEDITED_SYNC_CORE = 1 << 6,
+	LUF_MB_PRIVATE_EXPEDITED_RSEQ = 1 << 7,
+	LUF_MB_REGISTER_PRIVATE_EXPEDITED_RSEQ = 1 << 8,
+	LUF_MB_FLAG_CPU = 1 << 0,
+};
+
+/* Set u->why from a printf format (truncated to LUF_USER_WHY_LEN). */
+void luf_user_set_why(struct luf_user *u, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* "EPERM" for 1, ...; a number for errnos without a name here. */
+const char *luf_user_errname(int err, char *buf, size_t len);
+
+/*
+ * Set-up of one backend on @u (arguments checked, u->flags, nr_cpus,
+ * membarrier set): 0, or a negative errno with u->why set. Neither sets
+ * u->state or u->kind: user.c does.
+ */
+int luf_user_membarrier_setup(struct luf_user *u);
+int luf_user_mprotect_setup(struct luf_user *u);
+void luf_user_mprotect_teardown(struct luf_user *u);
+
+/* One flush of an open backend of that kind, arguments checked. */
+int luf_user_membarrier_flush(struct luf_user *u, const luf_aulong *cpus, unsigned int nr_cpus);
+int luf_user_mprotect_flush(struct luf_user *u);
+
+#endif /* LUF_USER_INTERNAL_H */
