@@ -96,6 +96,8 @@
 #define luf_local_flush_begin luf_local_flush_begin_inline
 #define luf_local_flush_end luf_local_flush_end_inline
 #define luf_cpumask_valid luf_cpumask_valid_inline
+#define luf_cpumask_set_cpu_atomic luf_cpumask_set_cpu_atomic_inline
+#define luf_cpumask_clear_cpu_atomic luf_cpumask_clear_cpu_atomic_inline
 
 #elif LUF_API_PHASE == 1
 #undef LUF_API_PHASE
@@ -172,6 +174,8 @@
 #undef luf_local_flush_begin
 #undef luf_local_flush_end
 #undef luf_cpumask_valid
+#undef luf_cpumask_set_cpu_atomic
+#undef luf_cpumask_clear_cpu_atomic
 
 #if defined(__GNUC__)
 #define LUF_EXPORT __attribute__((visibility("default")))
@@ -254,7 +258,9 @@
 	LUF_API(unsigned long, luf_done_mark_cpu, (struct luf_done_cpu *d, unsigned int cpu, luf_ugen_t ugen), (d, cpu, ugen), return) \
 	LUF_API(luf_ugen_t, luf_local_flush_begin, (struct luf *l), (l), return) \
 	LUF_API(int, luf_local_flush_end, (struct luf *l, unsigned int cpu, luf_ugen_t snap), (l, cpu, snap), return) \
-	LUF_API(bool, luf_cpumask_valid, (const luf_aulong *m, unsigned int nr_cpus), (m, nr_cpus), return)
+	LUF_API(bool, luf_cpumask_valid, (const luf_aulong *m, unsigned int nr_cpus), (m, nr_cpus), return) \
+	LUF_API(int, luf_cpumask_set_cpu_atomic, (luf_aulong *m, unsigned int nr_cpus, unsigned int cpu), (m, nr_cpus, cpu), return) \
+	LUF_API(int, luf_cpumask_clear_cpu_atomic, (luf_aulong *m, unsigned int nr_cpus, unsigned int cpu), (m, nr_cpus, cpu), return)
 
 #define LUF_API_DECLARE(ret, name, params, args, r) LUF_EXPORT ret name params;
 LUF_API_LIST(LUF_API_DECLARE)

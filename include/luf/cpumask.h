@@ -49,7 +49,8 @@ static inline void luf_cpumask_clear(luf_aulong *m, unsigned int nr_cpus)
 }
 
 /**
- * luf_cpumask_set_cpu() - add CPU @cpu to @m.
+ * luf_cpumask_set_cpu() - add CPU @cpu to @m (one writer at a time: a
+ * relaxed load and store; see luf_cpumask_set_cpu_atomic()).
  * Return: 0, or -EINVAL if @cpu >= @nr_cpus (the mask is unchanged).
  */
 static inline int luf_cpumask_set_cpu(luf_aulong *m, unsigned int nr_cpus, unsigned int cpu)
@@ -63,7 +64,7 @@ static inline int luf_cpumask_set_cpu(luf_aulong *m, unsigned int nr_cpus, unsig
 }
 
 /**
- * luf_cpumask_clear_cpu() - remove CPU @cpu from @m.
+ * luf_cpumask_clear_cpu() - remove CPU @cpu from @m (one writer at a time).
  * Return: 0, or -EINVAL if @cpu >= @nr_cpus (the mask is unchanged).
  */
 static inline int luf_cpumask_clear_cpu(luf_aulong *m, unsigned int nr_cpus, unsigned int cpu)
@@ -73,6 +74,30 @@ static inline int luf_cpumask_clear_cpu(luf_aulong *m, unsigned int nr_cpus, uns
 	if (cpu >= nr_cpus)
 		return -EINVAL;
 	luf_store_relaxed(w, luf_load_relaxed(w) & ~(1UL << (cpu % LUF_BITS_PER_LONG)));
+	return 0;
+}
+
+/**
+ * luf_cpumask_set_cpu_atomic() - add @cpu to a mask other CPUs change too
+ * (an mm_cpumask that each CPU joins when it runs the mm): an atomic OR,
+ * where luf_cpumask_set_cpu() is a load and a store owned by one writer.
+ * Return: 0, or -EINVAL if @cpu >= @nr_cpus (unchanged).
+ */
+static inline int luf_cpumask_set_cpu_atomic(luf_aulong *m, unsigned int nr_cpus, unsigned int cpu)
+{
+	if (cpu >= nr_cpus)
+		return -EINVAL;
+	luf_or_relaxed(&m[cpu / LUF_BITS_PER_LONG], 1UL << (cpu % LUF_BITS_PER_LONG));
+	return 0;
+}
+
+/* Remove @cpu from a mask other CPUs change too (an atomic AND-NOT). */
+static inline int luf_cpumask_clear_cpu_atomic(luf_aulong *m, unsigned int nr_cpus,
+					       unsigned int cpu)
+{
+	if (cpu >= nr_cpus)
+		return -EINVAL;
+	luf_andnot_relaxed(&m[cpu / LUF_BITS_PER_LONG], 1UL << (cpu % LUF_BITS_PER_LONG));
 	return 0;
 }
 

@@ -60,7 +60,10 @@ static inline bool luf_domain_pending(const struct luf_domain *dom, const struct
 /**
  * luf_domain_settle() - flush everything pending on @dom; call before any
  * protection change on it (downgrade or upgrade), before a write fault
- * installs a writable PTE, and before a translation is moved.
+ * installs a writable PTE, and before a translation is moved. Call it with
+ * the page-table lock held, after looking at the PTEs and before changing
+ * them (as flush_tlb_batched_pending() is called): a removal recorded
+ * under that lock before (luf_unmap()) is then always seen.
  * @l: the instance. @cpu: the caller's CPU id. @dom: the domain.
  * @scratch: a batch of l->nr_cpus CPUs owned by the caller (struct luf_pcpu
  *           has one; luf_abort_domain() passes it).

@@ -118,7 +118,8 @@ static inline int luf_pcpu_flush_open(struct luf_pcpu *pc)
  * @writable: the translation was writable or dirty (it will be flushed at
  *      the next fold, not deferred: S3).
  *
- * Call after the PTE is cleared. No syscall, no allocation; writes only
+ * Call after the PTE is cleared and before the page-table lock covering it
+ * is released (see luf_unmap() and luf_domain_settle()). No syscall, no allocation; writes only
  * @pc's lines, plus the domain's set when it does not cover this removal
  * yet. Every @threshold calls it folds into the key table (a shared write).
  * Return: 0; -EINVAL for NULL @pc/@cpus, a domain of another CPU count or

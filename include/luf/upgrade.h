@@ -36,6 +36,13 @@
 #define LUF_PTE_ACCESSIBLE 0x1u /* present and usable (not PROT_NONE / NUMA hinting) */
 #define LUF_PTE_WRITABLE 0x2u
 #define LUF_PTE_DIRTY 0x4u
+/*
+ * A protection change of this range has not flushed yet (the kernel's
+ * mm_tlb_flush_pending()): CPUs may still cache more rights than the PTE
+ * shows, so its bits cannot be trusted and the removal is flushed, never
+ * deferred or skipped.
+ */
+#define LUF_PTE_FLUSH_PENDING 0x8u
 
 enum luf_unmap_kind {
 	LUF_UNMAP_NO_FLUSH, /* inaccessible: no CPU can use it, nothing owed */
@@ -50,6 +57,8 @@ enum luf_unmap_kind {
  */
 static inline enum luf_unmap_kind luf_unmap_classify(unsigned int pte_flags)
 {
+	if (pte_flags & LUF_PTE_FLUSH_PENDING)
+		return LUF_UNMAP_FLUSH;
 	if (!(pte_flags & LUF_PTE_ACCESSIBLE))
 		return LUF_UNMAP_NO_FLUSH;
 #if !defined(LUF_MUTANT_DEFER_WRITABLE)
@@ -67,6 +76,10 @@ static inline bool luf_can_defer(unsigned int pte_flags)
 
 /**
  * luf_unmap() - record the removal of one translation, by its kind.
+ * Call it after the PTE is cleared and before the page-table lock that
+ * covers the PTE is released (as the kernel sets tlb_flush_batched under
+ * the PTL): a protection change that settles under that lock then either
+ * still sees the PTE or finds the removal recorded in the domain.
  * @pc: this CPU's state. @dom: its address space, or NULL. @cpus: the CPUs
  * that may cache it (l->nr_cpus bits). @pte_flags: LUF_PTE_* bits it had.
  *

@@ -159,10 +159,17 @@ static void flush_failed_keeps_done(void **state)
 static void unmap_classify_table(void **state)
 {
 	(void)state;
-	for (unsigned int f = 0; f < 8; f++) {
+	for (unsigned int f = 0; f < 16; f++) {
 		enum luf_unmap_kind want;
 
-		if (!(f & LUF_PTE_ACCESSIBLE))
+		/*
+		 * A protection change that has not flushed yet: the PTE's bits
+		 * understate what CPUs may cache (a PROT_NONE or read-only PTE
+		 * may still be writable in a TLB), so it is always flushed.
+		 */
+		if (f & LUF_PTE_FLUSH_PENDING)
+			want = LUF_UNMAP_FLUSH;
+		else if (!(f & LUF_PTE_ACCESSIBLE))
 			want = LUF_UNMAP_NO_FLUSH;
 		else if (f & (LUF_PTE_WRITABLE | LUF_PTE_DIRTY))
 			want = LUF_UNMAP_FLUSH;

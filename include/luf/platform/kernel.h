@@ -14,6 +14,7 @@
  *                                          (smp_load_acquire / smp_store_release)
  *   luf_add_return                         atomic_long_add_return (fully ordered)
  *   luf_add_relaxed                        atomic_long_add (no ordering)
+ *   luf_or_relaxed / luf_andnot_relaxed    atomic_long_or / atomic_long_andnot
  *   luf_try_cmpxchg_release                atomic_long_try_cmpxchg_release
  *
  * Why atomic_long_t rather than a plain unsigned long with READ_ONCE() and
@@ -111,6 +112,16 @@ static inline unsigned long luf_add_return(luf_aulong *p, unsigned long v)
 static inline void luf_add_relaxed(luf_aulong *p, unsigned long v)
 {
 	atomic_long_add((long)v, p);
+}
+
+static inline void luf_or_relaxed(luf_aulong *p, unsigned long v)
+{
+	atomic_long_or((long)v, p);
+}
+
+static inline void luf_andnot_relaxed(luf_aulong *p, unsigned long v)
+{
+	atomic_long_andnot((long)v, p);
 }
 
 /*

@@ -70,6 +70,17 @@ static inline void luf_add_relaxed(luf_aulong *p, unsigned long v)
 	atomic_fetch_add_explicit(p, v, memory_order_relaxed);
 }
 
+/* Relaxed atomic *p |= v and *p &= ~v, for bits that several CPUs set or clear. */
+static inline void luf_or_relaxed(luf_aulong *p, unsigned long v)
+{
+	atomic_fetch_or_explicit(p, v, memory_order_relaxed);
+}
+
+static inline void luf_andnot_relaxed(luf_aulong *p, unsigned long v)
+{
+	atomic_fetch_and_explicit(p, ~v, memory_order_relaxed);
+}
+
 /*
  * Compare-and-swap with release semantics on success (publishes what the
  * caller did before, e.g. a completed flush) and relaxed on failure; *old is
