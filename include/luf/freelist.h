@@ -115,6 +115,26 @@ static inline void luf_folio_track(struct luf_folio *f, const char *file, int li
 #endif
 }
 
+/*
+ * The verdict for @key when the list's cache does not hold it: a
+ * consistent copy of the key's set (its verdict and the pend set agree),
+ * folded into the pend set if not done. Out of line: it runs once per run
+ * of frees with one key, and keeps luf_free_at() small enough to inline.
+ */
+static luf_noinline_cold bool luf_free_lookup(struct luf_freelist *fl, struct luf_pcpu *pc,
+					      struct luf_shared *s, luf_key_t key)
+{
+	unsigned long seq = luf_shared_read(s, pc->scratch);
+	bool done = luf_batch_check_done(pc->scratch, fl->luf->done);
+
+	if (!done)
+		luf_batch_fold(fl->pend_set, pc->scratch);
+	fl->cache_key = key;
+	fl->cache_seq = seq;
+	fl->cache_done = done;
+	return done;
+}
+
 /**
  * luf_free() - free a folio into the list.
  * @fl: the list. @pc: the caller's CPU state (its scratch set and stats).
@@ -134,10 +154,7 @@ static inline void luf_folio_track(struct luf_folio *f, const char *file, int li
 static inline int luf_free_at(struct luf_freelist *fl, struct luf_pcpu *pc, struct luf_folio *f,
 			      unsigned int key, const char *file, int line)
 {
-	const struct luf_done_cpu *d;
-	struct luf_shared *s;
-	unsigned long seq;
-	bool done;
+	bool done = true;
 
 	if (!fl || !pc || !f || pc->luf != fl->luf || (key && !luf_keytab_valid(fl->kt, key)))
 		return -EINVAL;
@@ -146,23 +163,13 @@ static inline int luf_free_at(struct luf_freelist *fl, struct luf_pcpu *pc, stru
 				    line);
 		return -EBUSY;
 	}
-	d = fl->luf->done;
-	done = true;
 	if (key) {
-		s = luf_keytab_entry(fl->kt, (luf_key_t)key);
-		seq = luf_shared_seq(s);
-		if (key == fl->cache_key && seq == fl->cache_seq) {
+		struct luf_shared *s = luf_keytab_entry(fl->kt, (luf_key_t)key);
+
+		if (luf_likely(key == fl->cache_key && luf_shared_seq(s) == fl->cache_seq))
 			done = fl->cache_done;
-		} else {
-			/* A consistent copy: its verdict and the pend set agree. */
-			seq = luf_shared_read(s, pc->scratch);
-			done = luf_batch_check_done(pc->scratch, d);
-			if (!done)
-				luf_batch_fold(fl->pend_set, pc->scratch);
-			fl->cache_key = (luf_key_t)key;
-			fl->cache_seq = seq;
-			fl->cache_done = done;
-		}
+		else
+			done = luf_free_lookup(fl, pc, s, (luf_key_t)key);
 	}
 	f->key = (luf_key_t)key;
 	luf_folio_track(f, file, line);

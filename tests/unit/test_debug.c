@@ -113,7 +113,7 @@ static void debug_correct_use_reports_nothing(void **state)
 {
 	struct uenv *e = *state;
 	luf_key_t key = uenv_unmap_fold(e, 0, e->dom, UMASK(e, 1, 3), RO);
-	struct luf_folio *f;
+	struct luf_folio *f = NULL;
 
 	uenv_free_range(e, e->fl, 0, key, 0, 4);
 	EXPECT_FLUSH(e, 1, 0, 1, 3);

@@ -410,7 +410,7 @@ static void ugen_wrap_instance(void **state)
 {
 	struct uenv *e = uenv_reset(state, 4, 16, 8, 512, 0, ULONG_MAX - 3);
 	struct luf_batch *b = e->scratch;
-	struct luf_folio *f0, *f1;
+	struct luf_folio *f0 = NULL, *f1 = NULL;
 	luf_key_t ka, kb, kc;
 
 	for (unsigned int c = 0; c < 4; c++)

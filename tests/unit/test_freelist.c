@@ -10,7 +10,7 @@
 static void drain_ids(struct uenv *e, struct luf_freelist *fl, unsigned int flags, unsigned int n)
 {
 	unsigned char *seen = calloc(e->nr_folios, 1);
-	struct luf_folio *f;
+	struct luf_folio *f = NULL;
 
 	assert_non_null(seen);
 	for (unsigned int i = 0; i < n; i++) {
@@ -29,7 +29,7 @@ static void drain_ids(struct uenv *e, struct luf_freelist *fl, unsigned int flag
 static void free_clean_when_done(void **state)
 {
 	struct uenv *e = *state;
-	struct luf_folio *f;
+	struct luf_folio *f = NULL;
 	luf_key_t key;
 
 	uenv_free_range(e, e->fl, 0, 0, 0, 2);
@@ -97,7 +97,7 @@ static void one_flush_for_many_pend_folios_many_keys(void **state)
 static void one_flush_then_noflush_allocs(void **state)
 {
 	struct uenv *e = uenv_reset(state, 8, 16, 100, 512, 0, 0);
-	struct luf_folio *f;
+	struct luf_folio *f = NULL;
 	luf_key_t k;
 
 	for (unsigned int i = 0; i < 4; i++) {
@@ -291,7 +291,7 @@ static void keytab_collision_folds(void **state)
 {
 	struct uenv *e = uenv_reset(state, 4, 2, 4, 512, 0, 0);
 	struct luf_batch *b = e->scratch;
-	struct luf_folio *f;
+	struct luf_folio *f = NULL;
 	luf_key_t k1, k2;
 
 	k1 = uenv_unmap_fold(e, 0, NULL, UMASK(e, 1), RO);
@@ -337,7 +337,7 @@ static void keytab_collision_folds(void **state)
 static void free_verdict_follows_key_reuse(void **state)
 {
 	struct uenv *e = uenv_reset(state, 4, 2, 8, 512, 0, 0);
-	struct luf_folio *f;
+	struct luf_folio *f = NULL;
 	luf_key_t k1, k2;
 
 	k1 = uenv_unmap_fold(e, 0, NULL, UMASK(e, 1), RO);

@@ -48,7 +48,7 @@ static void linked_round_trip(void **state)
 {
 	struct uenv *e = *state;
 	luf_key_t key = uenv_unmap_fold(e, 0, e->dom, UMASK(e, 1, 2), RO);
-	struct luf_folio *f;
+	struct luf_folio *f = NULL;
 
 	assert_int_equal(luf_keytab_check_done(e->kt, key, e->done), 0);
 	uenv_free_range(e, e->fl, 0, key, 0, 3);

@@ -26,7 +26,7 @@ static void abort_key_each_cause(void **state)
 {
 	struct uenv *e = *state;
 	long before[LUF_ABORT_NR_CAUSES];
-	struct luf_folio *f;
+	struct luf_folio *f = NULL;
 
 	for (unsigned int c = 0; c < LUF_ABORT_NR_CAUSES; c++) {
 		luf_key_t key = uenv_unmap_fold(e, 0, NULL, UMASK(e, 1, 2), RO);
@@ -104,7 +104,7 @@ static void abort_failed_flush_stays_pending(void **state)
 {
 	struct uenv *e = *state;
 	luf_key_t key = uenv_unmap_fold(e, 0, e->dom, UMASK(e, 1), RO);
-	struct luf_folio *f;
+	struct luf_folio *f = NULL;
 
 	uenv_free_range(e, e->fl, 0, key, 0, 1);
 	EXPECT_FLUSH(e, 1, -EIO, 1);

@@ -78,6 +78,7 @@
 
 #define luf_likely(x) likely(x)
 #define luf_unlikely(x) unlikely(x)
+#define luf_noinline_cold noinline __cold __maybe_unused
 
 /* A word shared between CPUs. Always accessed through the helpers below. */
 typedef atomic_long_t luf_aulong;

@@ -34,6 +34,8 @@
 
 #define luf_likely(x) __builtin_expect(!!(x), 1)
 #define luf_unlikely(x) __builtin_expect(!!(x), 0)
+/* A slow path kept out of line, so the fast path around it inlines. */
+#define luf_noinline_cold __attribute__((noinline, cold, unused))
 
 /* A word shared between CPUs. Always accessed through the helpers below. */
 typedef _Atomic unsigned long luf_aulong;
