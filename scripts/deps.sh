@@ -5,12 +5,12 @@
 #        kernel: what tests/kernel/run needs)
 set -euo pipefail
 
-base=(cmake make gcc pkg-config)
-tests=(clang libcmocka-dev libcriterion-dev libclang-rt-14-dev valgrind spin python3)
+base=(cmake make gcc pkg-config zlib1g-dev)
+tests=(gnuplot-nox clang libcmocka-dev libcriterion-dev libclang-rt-14-dev valgrind spin python3)
 kernel=(linux-image-amd64 linux-headers-amd64 qemu-system-x86 busybox-static cpio libc6-dev)
 
 case "${1:-test}" in
-run) want=("${base[@]}") ;;
+run) want=("${base[@]}" gnuplot-nox) ;;
 test) want=("${base[@]}" "${tests[@]}" "${kernel[@]}") ;;
 kernel) want=("${base[@]}" "${kernel[@]}") ;;
 *) echo "usage: $0 run|test|kernel" >&2; exit 2 ;;

@@ -3,7 +3,7 @@
 # Build and run every test of luf, in these stages (each its own build dir
 # under build/):
 #   gcc      -Werror build with gcc; every ctest label but tsan-only runs
-#   clang    -Werror build with clang; unit and property tests
+#   clang    -Werror build with clang; unit, property and fuzz (libFuzzer) tests
 #   asan     AddressSanitizer + UndefinedBehaviorSanitizer; unit, property
 #   tsan     ThreadSanitizer (clang); the tests labelled tsan
 #   valgrind memcheck over the unit tests (--error-exitcode)
@@ -56,7 +56,7 @@ for stage in "${stages[@]}"; do
 		;;
 	clang)
 		build build/clang -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo
-		run_ctest build/clang -L '^(unit|property)$' || status=1
+		run_ctest build/clang -L '^(unit|property|fuzz)$' || status=1
 		;;
 	asan)
 		build build/asan -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug -DLUF_BUILD_BENCH=OFF \

@@ -1,0 +1,186 @@
+// SPDX-License-Identifier: GPL-2.0-only OR MIT
+/* bench/replay/rp_output.c - tables, JSON and the gnuplot chart. */
+#define _POSIX_C_SOURCE 200809L
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "rp_output.h"
+
+double rp_reduction(unsigned long long a, unsigned long long b)
+{
+	return b ? 100.0 * (1.0 - (double)a / (double)b) : 0.0;
+}
+
+unsigned long long rp_violations(const struct rp_result *r, enum rp_pol_id p)
+{
+	unsigned long long v = 0;
+
+	for (int k = 0; k < RP_NRULES; k++)
+		v += r->c[p].viol[k];
+	return v;
+}
+
+static const char *base(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s ? s + 1 : path;
+}
+
+void rp_print_table(FILE *f, const struct rp_result *r)
+{
+	const struct rp_counts *l = &r->c[RP_LUF], *o = &r->c[RP_ORACLE];
+
+	fprintf(f, "%s: %llu lines, %llu calls, %llu tasks, %llu address spaces, %u CPUs\n",
+		base(r->path), r->st.lines, r->st.calls, r->st.tasks, r->st.mms, r->nr_cpus);
+	fprintf(f, "  %-10s %20s %29s %23s %23s %8s %10s\n", "policy", "nr_tlb_remote_flush",
+		"nr_tlb_remote_flush_received", "nr_tlb_local_flush_all", "nr_tlb_local_flush_one",
+		"flushes", "violations");
+	for (int p = 0; p < RP_NPOL; p++) {
+		const struct rp_counts *c = &r->c[p];
+
+		fprintf(f, "  %-10s %20llu %29llu %23llu %23llu %8llu %10llu\n",
+			rp_pol_name((enum rp_pol_id)p), c->remote, c->received, c->local_all,
+			c->local_one, c->flushes, rp_violations(r, (enum rp_pol_id)p));
+	}
+	fprintf(f,
+		"  luf saves %.1f%% of remote flushes (%.1f%% of IPIs) against immediate, "
+		"%.1f%% (%.1f%%) against batched\n",
+		rp_reduction(l->remote, r->c[RP_IMMEDIATE].remote),
+		rp_reduction(l->received, r->c[RP_IMMEDIATE].received),
+		rp_reduction(l->remote, r->c[RP_BATCHED].remote),
+		rp_reduction(l->received, r->c[RP_BATCHED].received));
+	fprintf(f, "  luf is %lld flushes (%lld remote) above the oracle's %llu (%llu remote)\n",
+		(long long)(l->flushes - o->flushes), (long long)l->remote - (long long)o->remote,
+		o->flushes, o->remote);
+	for (int p = 0; p < RP_NPOL; p++)
+		for (int k = 0; k < RP_NRULES; k++)
+			if (r->c[p].viol[k])
+				fprintf(f, "  SAFETY VIOLATION: %s broke %s %llu times\n",
+					rp_pol_name((enum rp_pol_id)p),
+					rp_rule_name((enum rp_rule)k), r->c[p].viol[k]);
+}
+
+void rp_print_stats(FILE *f, const struct rp_result *r)
+{
+	double rate = r->seconds > 0 ? (double)r->st.lines / r->seconds : 0;
+
+	fprintf(f,
+		"  stats: %llu lines in %.3f s: %.2f M lines/s parsed and replayed (all %d "
+		"policies at once)\n",
+		r->st.lines, r->seconds, rate / 1e6, RP_NPOL);
+	fprintf(f,
+		"  stats: calls %llu (failed %llu, not modelled %llu), signals %llu, exits %llu,"
+		" skipped lines %llu\n",
+		r->st.calls, r->st.failed, r->st.ignored, r->st.signals, r->st.exits, r->skipped);
+	fprintf(f,
+		"  stats: removals %llu, reuse points %llu, upgrade points %llu, batch ends %llu\n",
+		r->st.removals, r->st.reuse_points, r->st.upgrade_points, r->st.batch_ends);
+	fprintf(f,
+		"  stats: luf deferred %llu, no flush owed %llu, skipped by diet %llu, "
+		"aborts %llu; peak ranges: %llu mappings, %llu stale\n",
+		r->st.luf_deferred, r->st.luf_no_flush, r->st.luf_skipped, r->st.luf_aborts,
+		r->st.peak_vmas, r->st.peak_stale);
+}
+
+static void json_counts(FILE *f, const struct rp_counts *c)
+{
+	fprintf(f,
+		"{\"nr_tlb_remote_flush\": %llu, \"nr_tlb_remote_flush_received\": %llu, "
+		"\"nr_tlb_local_flush_all\": %llu, \"nr_tlb_local_flush_one\": %llu, "
+		"\"flushes\": %llu, \"violations\": {",
+		c->remote, c->received, c->local_all, c->local_one, c->flushes);
+	for (int k = 0; k < RP_NRULES; k++)
+		fprintf(f, "%s\"%s\": %llu", k ? ", " : "", rp_rule_name((enum rp_rule)k),
+			c->viol[k]);
+	fprintf(f, "}}");
+}
+
+static void json_string(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			fprintf(f, "\\%c", *s);
+		else if ((unsigned char)*s < 0x20)
+			fprintf(f, "\\u%04x", *s);
+		else
+			fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
+void rp_print_json(FILE *f, const struct rp_result *r, int n)
+{
+	if (n > 1)
+		fprintf(f, "[\n");
+	for (int i = 0; i < n; i++, r++) {
+		const struct rp_counts *c = r->c;
+
+		fprintf(f, "{\"trace\": ");
+		json_string(f, r->path);
+		fprintf(f,
+			", \"lines\": %llu, \"calls\": %llu, \"tasks\": %llu, "
+			"\"address_spaces\": %llu, \"cpus\": %u, \"skipped_lines\": %llu, "
+			"\"seconds\": %.6f, \"policies\": {",
+			r->st.lines, r->st.calls, r->st.tasks, r->st.mms, r->nr_cpus, r->skipped,
+			r->seconds);
+		for (int p = 0; p < RP_NPOL; p++) {
+			fprintf(f, "%s\"%s\": ", p ? ", " : "", rp_pol_name((enum rp_pol_id)p));
+			json_counts(f, &c[p]);
+		}
+		fprintf(f,
+			"}, \"luf_reduction_percent\": {\"vs_immediate\": %.2f, \"vs_batched\": "
+			"%.2f}, \"luf_above_oracle\": {\"flushes\": %lld, "
+			"\"nr_tlb_remote_flush\": %lld}}%s\n",
+			rp_reduction(c[RP_LUF].remote, c[RP_IMMEDIATE].remote),
+			rp_reduction(c[RP_LUF].remote, c[RP_BATCHED].remote),
+			(long long)c[RP_LUF].flushes - (long long)c[RP_ORACLE].flushes,
+			(long long)c[RP_LUF].remote - (long long)c[RP_ORACLE].remote,
+			n > 1 && i + 1 < n ? "," : "");
+	}
+	if (n > 1)
+		fprintf(f, "]\n");
+}
+
+int rp_write_png(const char *png, const struct rp_result *r, int n)
+{
+	char data[] = "/tmp/luf-replay-XXXXXX";
+	FILE *d, *g;
+	int fd = mkstemp(data), ret;
+
+	if (fd < 0 || !(d = fdopen(fd, "w")))
+		return -1;
+	fprintf(d, "trace immediate batched luf oracle\n");
+	for (int i = 0; i < n; i++) {
+		const char *b = base(r[i].path);
+		int len = (int)strcspn(b, ".");
+
+		fprintf(d, "%.*s", len, b);
+		for (int p = 0; p < RP_NPOL; p++)
+			fprintf(d, " %llu", r[i].c[p].remote);
+		fprintf(d, "\n");
+	}
+	fclose(d);
+	g = popen("gnuplot", "w");
+	if (!g) {
+		unlink(data);
+		return -1;
+	}
+	fprintf(g,
+		"set terminal pngcairo size 1000,560 noenhanced\n"
+		"set output '%s'\n"
+		"set title 'TLB shootdowns (nr_tlb_remote_flush) per policy, %u CPUs'\n"
+		"set style data histogram\nset style histogram cluster gap 1\n"
+		"set style fill solid 0.8 border -1\nset boxwidth 0.9\n"
+		"set key top right\nset grid ytics\nset ylabel 'remote flushes'\n"
+		"set logscale y\nset yrange [0.8:*]\n"
+		"plot '%s' using 2:xtic(1) title columnheader(2), '' using 3 title "
+		"columnheader(3), '' using 4 title columnheader(4), '' using 5 title "
+		"columnheader(5)\n",
+		png, r[0].nr_cpus, data);
+	ret = pclose(g);
+	unlink(data);
+	return ret == 0 ? 0 : -1;
+}

@@ -1,0 +1,30 @@
+// SPDX-License-Identifier: GPL-2.0-only OR MIT
+/* bench/replay/rp_output.h - the result of one trace, as a table, JSON or a chart. */
+#ifndef RP_OUTPUT_H
+#define RP_OUTPUT_H
+
+#include <stdio.h>
+
+#include "rp_model.h"
+
+struct rp_result {
+	const char *path;
+	unsigned int nr_cpus;
+	struct rp_counts c[RP_NPOL];
+	struct rp_stats st;
+	unsigned long long skipped; /* malformed lines skipped (--lenient) */
+	unsigned long in_flight;    /* calls cut off at the end */
+	double seconds;		    /* parse + replay */
+};
+
+/* Reduction of @a against @b in percent (100 * (1 - a/b)); 0 if b is 0. */
+double rp_reduction(unsigned long long a, unsigned long long b);
+unsigned long long rp_violations(const struct rp_result *r, enum rp_pol_id p);
+void rp_print_table(FILE *f, const struct rp_result *r);
+void rp_print_stats(FILE *f, const struct rp_result *r);
+/* JSON: one object per trace, in an array when @n > 1. */
+void rp_print_json(FILE *f, const struct rp_result *r, int n);
+/* A bar chart of nr_tlb_remote_flush per policy and trace. Return: 0 or -1. */
+int rp_write_png(const char *png, const struct rp_result *r, int n);
+
+#endif /* RP_OUTPUT_H */

@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: GPL-2.0-only OR MIT
+/*
+ * bench/replay/rp_reader.c - buffered line reader over zlib's gzread(),
+ * which also reads uncompressed files as they are.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "rp_parse.h"
+#include "rp_reader.h"
+
+#define RP_BUF (4u * RP_LINE_MAX)
+
+struct rp_reader {
+	gzFile gz;
+	char *buf;
+	size_t start, end;
+	unsigned long lineno;
+	int eof;
+	int skipping; /* inside an overlong line: drop bytes up to its '\n' */
+	const char *error;
+};
+
+struct rp_reader *rp_reader_open(const char *path)
+{
+	struct rp_reader *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		return NULL;
+	r->buf = malloc(RP_BUF);
+	if (r->buf)
+		r->gz = strcmp(path, "-") ? gzopen(path, "rb") : gzdopen(dup(STDIN_FILENO), "rb");
+	if (!r->buf || !r->gz) {
+		int e = errno ? errno : ENOMEM;
+
+		free(r->buf);
+		free(r);
+		errno = e;
+		return NULL;
+	}
+	gzbuffer(r->gz, 1u << 17);
+	return r;
+}
+
+void rp_reader_close(struct rp_reader *r)
+{
+	if (!r)
+		return;
+	gzclose(r->gz);
+	free(r->buf);
+	free(r);
+}
+
+const char *rp_reader_error(const struct rp_reader *r)
+{
+	return r->error ? r->error : "no error";
+}
+
+unsigned long rp_reader_lineno(const struct rp_reader *r)
+{
+	return r->lineno;
+}
+
+/* Refill after the bytes kept at the front. Return: bytes read, 0 at EOF, -1. */
+static int fill(struct rp_reader *r)
+{
+	int n, errnum;
+
+	memmove(r->buf, r->buf + r->start, r->end - r->start);
+	r->end -= r->start;
+	r->start = 0;
+	n = gzread(r->gz, r->buf + r->end, (unsigned int)(RP_BUF - r->end));
+	if (n < 0 || (n == 0 && (gzerror(r->gz, &errnum), errnum != Z_OK))) {
+		r->error = "truncated or corrupt compressed data";
+		return -1;
+	}
+	if (n == 0)
+		r->eof = 1;
+	r->end += (size_t)n;
+	return n;
+}
+
+int rp_reader_next(struct rp_reader *r, const char **line, size_t *len)
+{
+	for (;;) {
+		char *s = r->buf + r->start;
+		char *nl = memchr(s, '\n', r->end - r->start);
+
+		if (nl) {
+			r->start = (size_t)(nl + 1 - r->buf);
+			if (r->skipping) {
+				r->skipping = 0;
+				continue;
+			}
+			r->lineno++;
+			*line = s;
+			*len = (size_t)(nl - s);
+			return 1;
+		}
+		if (!r->skipping && r->end - r->start > RP_LINE_MAX) {
+			/* an overlong line: report it cut, then drop the rest of it */
+			r->lineno++;
+			r->skipping = 1;
+			*line = s;
+			*len = RP_LINE_MAX + 1;
+			r->start = r->end;
+			return 1;
+		}
+		if (r->skipping)
+			r->start = r->end;
+		if (r->eof) {
+			if (r->start == r->end || r->skipping)
+				return 0;
+			r->lineno++; /* a last line without '\n' */
+			*line = s;
+			*len = r->end - r->start;
+			r->start = r->end;
+			return 1;
+		}
+		if (fill(r) < 0)
+			return -1;
+	}
+}

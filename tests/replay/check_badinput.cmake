@@ -1,0 +1,51 @@
+# SPDX-License-Identifier: GPL-2.0-only OR MIT
+#
+# Bad input for luf-replay: a malformed line is an error naming the file,
+# the line number and what was expected; --lenient skips it and counts it;
+# a truncated gzip file, binary garbage and an overlong line do not crash.
+# Usage: cmake -DEXE=luf-replay -DDIR=scratch-dir -DTRACE=good.gz -P check_badinput.cmake
+file(MAKE_DIRECTORY ${DIR})
+function(run expect_rc pattern)
+  execute_process(COMMAND ${EXE} ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out
+                  ERROR_VARIABLE err)
+  if(NOT rc STREQUAL "${expect_rc}")
+    message(FATAL_ERROR "luf-replay ${ARGN}: exit ${rc}, expected ${expect_rc}\n${out}${err}")
+  endif()
+  if(pattern AND NOT "${out}${err}" MATCHES "${pattern}")
+    message(FATAL_ERROR "luf-replay ${ARGN}: output lacks '${pattern}':\n${out}${err}")
+  endif()
+endfunction()
+
+file(WRITE ${DIR}/bad.strace
+  "10 00:00:00.000001 mmap(NULL, 8192, PROT_READ, MAP_PRIVATE|MAP_ANONYMOUS, -1, 0) = 0x7f0000000000\n"
+  "10 00:00:00.000002 munmap(0x7f0000000000, 8192\n"
+  "10 00:00:00.000003 mmap(NULL, 8192, PROT_READ, MAP_PRIVATE|MAP_ANONYMOUS, -1, 0) = 0x7f0000000000\n")
+run(1 "bad.strace:2: expected the arguments to end with" ${DIR}/bad.strace)
+run(0 "skipped 1 malformed lines" --lenient ${DIR}/bad.strace)
+
+# binary garbage: an error, or with --lenient a run that survives it
+string(RANDOM LENGTH 4000 ALPHABET "\t !\"#()*+,-./0123456789:<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[]_abcdefghijklmnopqrstuvwxyz{|}~" junk)
+file(WRITE ${DIR}/junk.strace "${junk}\n${junk}\n")
+run(1 "junk.strace:1: expected" ${DIR}/junk.strace)
+run(0 "" --lenient ${DIR}/junk.strace)
+
+# an overlong line (> 64 KiB)
+string(REPEAT "x" 70000 long)
+file(WRITE ${DIR}/long.strace "${long}\n10 00:00:00.1 munmap(0x1000, 4096) = 0\n")
+run(1 "long.strace:1: expected a line shorter than 64 KiB" ${DIR}/long.strace)
+run(0 "skipped 1 malformed" --lenient ${DIR}/long.strace)
+
+# a truncated gzip file
+file(READ ${TRACE} gz HEX)
+string(LENGTH "${gz}" n)
+math(EXPR half "${n} / 4 * 2")
+string(SUBSTRING "${gz}" 0 ${half} cut)
+string(REGEX REPLACE "(..)" "\\\\x\\1" cut "${cut}")
+file(WRITE ${DIR}/cut.hex "${cut}")
+execute_process(COMMAND printf "%b" "${cut}" OUTPUT_FILE ${DIR}/cut.strace.gz)
+run(1 "truncated or corrupt compressed data" ${DIR}/cut.strace.gz)
+run(0 "" --lenient ${DIR}/cut.strace.gz)
+
+# a missing file, a bad option
+run(1 "No such file" ${DIR}/does-not-exist)
+run(2 "--cpus wants" --cpus 0 ${TRACE})

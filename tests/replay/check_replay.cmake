@@ -1,0 +1,41 @@
+# SPDX-License-Identifier: GPL-2.0-only OR MIT
+#
+# Replays one trace with luf-replay --json and checks the table:
+# every policy present, no safety violation, and
+#   luf <= batched <= immediate   (nr_tlb_remote_flush and flush operations)
+#   luf >= oracle                 (flush operations: the oracle's bound)
+# Usage: cmake -DEXE=luf-replay -DTRACE=file -P check_replay.cmake
+execute_process(COMMAND ${EXE} --json --quiet ${TRACE} RESULT_VARIABLE rc OUTPUT_VARIABLE out
+                ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "luf-replay ${TRACE} exited with ${rc}: ${err}")
+endif()
+foreach(p immediate batched luf oracle)
+  string(JSON pol ERROR_VARIABLE jerr GET "${out}" policies ${p})
+  if(jerr)
+    message(FATAL_ERROR "policy ${p} missing from the table: ${jerr}\n${out}")
+  endif()
+  foreach(k nr_tlb_remote_flush nr_tlb_remote_flush_received nr_tlb_local_flush_all
+            nr_tlb_local_flush_one flushes)
+    string(JSON v GET "${pol}" ${k})
+    set(${p}_${k} ${v})
+  endforeach()
+  foreach(rule S1 S2 S3 S4)
+    string(JSON v GET "${pol}" violations ${rule})
+    if(NOT v EQUAL 0)
+      message(FATAL_ERROR "${p} broke ${rule} ${v} times on ${TRACE}")
+    endif()
+  endforeach()
+endforeach()
+foreach(k nr_tlb_remote_flush flushes)
+  if(luf_${k} GREATER batched_${k} OR batched_${k} GREATER immediate_${k})
+    message(FATAL_ERROR "${k}: expected luf (${luf_${k}}) <= batched (${batched_${k}}) <= "
+                        "immediate (${immediate_${k}}) on ${TRACE}")
+  endif()
+endforeach()
+if(luf_flushes LESS oracle_flushes)
+  message(FATAL_ERROR "luf (${luf_flushes}) below the oracle's bound (${oracle_flushes}) on ${TRACE}")
+endif()
+message(STATUS "${TRACE}: remote flushes immediate ${immediate_nr_tlb_remote_flush}, batched "
+               "${batched_nr_tlb_remote_flush}, luf ${luf_nr_tlb_remote_flush}, oracle "
+               "${oracle_nr_tlb_remote_flush}")
