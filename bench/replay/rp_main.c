@@ -212,10 +212,14 @@ int main(int argc, char **argv)
 	}
 	if (o.json && n)
 		rp_print_json(stdout, res, n);
-	if (o.png && n && rp_write_png(o.png, res, n)) {
-		fprintf(stderr, "luf-replay: could not write %s with gnuplot\n", o.png);
-		if (!ret)
-			ret = 1;
+	if (o.png && n) {
+		if (rp_write_png(o.png, res, n)) {
+			fprintf(stderr, "luf-replay: could not write %s with gnuplot\n", o.png);
+			if (!ret)
+				ret = 1;
+		} else if (!o.json) {
+			printf("chart: %s\n", o.png);
+		}
 	}
 	if (ret == 3)
 		fprintf(stderr, "luf-replay: SAFETY VIOLATION (see the table)\n");
