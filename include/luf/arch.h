@@ -17,10 +17,11 @@ struct luf_domain;
 
 /* A virtual address range in bytes, [start, end). */
 struct luf_range {
-	unsigned long start;
-	unsigned long end;
+	unsigned long start; /* first byte */
+	unsigned long end;   /* one past the last byte */
 };
 
+/* The backend's hooks, passed to luf_init(); a const table that outlives the instance. */
 struct luf_arch_ops {
 	/*
 	 * Invalidate stale translations on every CPU of @cpus (@nr_cpus bits;

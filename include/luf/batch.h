@@ -25,6 +25,10 @@
 #include "cpumask.h"
 #include "done.h"
 
+/*
+ * A pending set {cpus, ugen, writable}: luf_batch_size(nr_cpus) bytes of
+ * caller storage, set up by luf_batch_init().
+ */
 struct luf_batch {
 	unsigned int nr_cpus; /* bits in cpus[]; fixed at init */
 	luf_aulong ugen;      /* newest stamp folded in; 0 = empty */
@@ -66,11 +70,13 @@ static inline bool luf_batch_empty(const struct luf_batch *b)
 	return !luf_load_relaxed(&b->ugen);
 }
 
+/* The newest stamp folded into @b; 0 iff @b is empty. */
 static inline luf_ugen_t luf_batch_ugen(const struct luf_batch *b)
 {
 	return luf_load_relaxed(&b->ugen);
 }
 
+/* True iff a writable or dirty translation was folded into @b (S3: flush, never defer). */
 static inline bool luf_batch_writable(const struct luf_batch *b)
 {
 	return luf_load_relaxed(&b->writable) != 0;

@@ -18,7 +18,9 @@
 
 #include "platform.h"
 
+/* Most CPU ids an instance supports (nr_cpus of every init is 1..LUF_MAX_CPUS). */
 #define LUF_MAX_CPUS 4096u
+/* Words (unsigned long) of a mask of @nr_cpus CPUs. */
 #define LUF_CPUMASK_WORDS(nr_cpus) (((nr_cpus) + LUF_BITS_PER_LONG - 1) / LUF_BITS_PER_LONG)
 
 /* Bytes of storage for a mask of @nr_cpus CPUs. */

@@ -25,6 +25,10 @@
 #include "platform.h"
 #include "shared.h"
 
+/*
+ * An address space's pending set (the mm's): luf_domain_size() bytes, set
+ * up by luf_domain_init(), settled before any protection change on it.
+ */
 struct luf_domain {
 	struct luf_shared set; /* followed by the batch: luf_domain_size() bytes */
 };

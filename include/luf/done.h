@@ -17,6 +17,10 @@
 #include "ugen.h"
 #include "cpumask.h"
 
+/*
+ * One CPU's done counter, on its own cache line: an array of nr_cpus of
+ * them is the done[] of an instance (luf_done_size() bytes).
+ */
 struct luf_done_cpu {
 	LUF_CACHE_ALIGNED luf_aulong done; /* newest ugen flushed on this CPU */
 	luf_aulong received;		   /* nr_tlb_remote_flush_received */
@@ -30,7 +34,8 @@ static inline size_t luf_done_size(unsigned int nr_cpus)
 
 /**
  * luf_done_init() - start every CPU at @start.
- * @d: luf_done_size(@nr_cpus) bytes. @start: luf_ugen_current() of the
+ * @d: luf_done_size(@nr_cpus) bytes. @nr_cpus: CPUs, 1..LUF_MAX_CPUS.
+ * @start: luf_ugen_current() of the
  *     source the counters will be compared with (so that no stamp handed
  *     out later looks done already, even just below the wrap).
  */

@@ -31,6 +31,11 @@
 /* Receives LUF_DEBUG misuse reports: what, the folio or object, call site. */
 typedef void luf_report_fn(const char *what, const void *obj, const char *file, int line);
 
+/*
+ * A luf instance: the arch ops, the ugen source and, in caller storage, the
+ * per-CPU done counters and stats. Set up by luf_init(); one per machine
+ * (or per simulated machine, per process in user space).
+ */
 struct luf {
 	struct luf_ugen_src ugen;	/* own cache line: written by flushers only */
 	const struct luf_arch_ops *ops; /* read-mostly from here on */

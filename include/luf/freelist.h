@@ -30,17 +30,18 @@
 #include "platform.h"
 #include "pcpu.h"
 
+/* Where a folio is (struct luf_folio's state). */
 enum luf_folio_state {
 	LUF_FOLIO_IN_USE = 0, /* allocated, or never freed to luf */
-	LUF_FOLIO_CLEAN = 1,
-	LUF_FOLIO_PEND = 2,
+	LUF_FOLIO_CLEAN = 1,  /* on a clean list: no flush owed */
+	LUF_FOLIO_PEND = 2,   /* on a pend list: a flush is owed before reuse */
 };
 
 /* Embed in the caller's folio descriptor; zero-initialise (state IN_USE). */
 struct luf_folio {
-	struct luf_folio *next;
-	luf_key_t key;	     /* key of its pending set when freed; 0 = none */
-	unsigned char state; /* enum luf_folio_state */
+	struct luf_folio *next; /* next on its list; NULL at the end or in use */
+	luf_key_t key;		/* key of its pending set when freed; 0 = none */
+	unsigned char state;	/* enum luf_folio_state */
 #if defined(LUF_DEBUG)
 	const char *file; /* call site of the last free or allocation */
 	int line;
@@ -52,16 +53,23 @@ struct luf_folio {
 
 #define LUF_ALLOC_MAY_FLUSH 0x1u /* the caller may block on a flush */
 
+/*
+ * A deferred free list, one owner at a time: luf_freelist_size() bytes of
+ * caller storage, set up by luf_freelist_init().
+ */
 struct luf_freelist {
-	struct luf *luf;
-	struct luf_keytab *kt;
-	struct luf_folio *clean;	     /* LIFO: hottest first */
-	struct luf_folio *pend, **pend_tail; /* FIFO, so it splices onto clean */
-	unsigned long nr_clean, nr_pend, reserve;
-	struct luf_batch *pend_set; /* union of the pend folios' sets */
-	unsigned long cache_seq;    /* verdict cache for runs of one key */
-	luf_key_t cache_key;
-	bool cache_done;
+	struct luf *luf;	      /* the instance it flushes through */
+	struct luf_keytab *kt;	      /* the key table of the folios' sets */
+	struct luf_folio *clean;      /* LIFO: hottest first */
+	struct luf_folio *pend;	      /* FIFO, so it splices onto clean */
+	struct luf_folio **pend_tail; /* where the next pend folio is linked */
+	unsigned long nr_clean;	      /* folios on the clean list */
+	unsigned long nr_pend;	      /* folios on the pend list */
+	unsigned long reserve;	      /* clean folios kept from callers that may flush */
+	struct luf_batch *pend_set;   /* union of the pend folios' sets */
+	unsigned long cache_seq;      /* verdict cache for runs of one key: its seqcount */
+	luf_key_t cache_key;	      /* ... the key (0: no verdict cached) */
+	bool cache_done;	      /* ... and whether its set was done */
 };
 
 /* Bytes of storage for a free list of an instance of @nr_cpus CPUs. */
@@ -95,6 +103,7 @@ static inline int luf_freelist_init(struct luf_freelist *fl, struct luf *l, stru
 	return luf_batch_init(fl->pend_set, l->nr_cpus);
 }
 
+/* LUF_DEBUG: report misuse of @f (@what, call site) through the instance's hook; else nothing. */
 static inline void luf_freelist_report(struct luf_freelist *fl, const char *what,
 				       const struct luf_folio *f, const char *file, int line)
 {
@@ -105,6 +114,7 @@ static inline void luf_freelist_report(struct luf_freelist *fl, const char *what
 #endif
 }
 
+/* LUF_DEBUG: record the call site of @f's last free or allocation; else nothing. */
 static inline void luf_folio_track(struct luf_folio *f, const char *file, int line)
 {
 #if defined(LUF_DEBUG)
@@ -141,6 +151,8 @@ static luf_noinline_cold bool luf_free_lookup(struct luf_freelist *fl, struct lu
  * @f: the folio's embedded struct luf_folio, state IN_USE.
  * @key: the key luf_pcpu_fold() named for the batch that unmapped it, or 0
  *       if no flush is owed for it.
+ * @file, @line: the call site, for LUF_DEBUG reports (luf_free() passes
+ *       __FILE__ and __LINE__).
  *
  * Clean if @key's set is done, else pend. No syscall, no allocation, no
  * flush, no shared-line write: a run of frees with one key reads the
@@ -215,7 +227,8 @@ static inline void luf_freelist_release_pend(struct luf_freelist *fl, struct luf
  * luf_alloc_at() - take a folio from the list (under LUF_DEBUG through the
  * macro luf_alloc(), which records the call site).
  * @fl: the list. @pc: the caller's CPU state. @flags: 0 (may not flush) or
- *      LUF_ALLOC_MAY_FLUSH. @out: where the folio goes.
+ *      LUF_ALLOC_MAY_FLUSH. @out: where the folio goes. @file, @line: the
+ *      call site, for LUF_DEBUG reports (luf_alloc() passes them).
  *
  * Order: a clean folio above the reserve (any clean folio without
  * LUF_ALLOC_MAY_FLUSH); else, if the pend folios' union set is already
@@ -284,15 +297,18 @@ static inline int luf_alloc_at(struct luf_freelist *fl, struct luf_pcpu *pc, uns
 	return 0;
 }
 
+/* luf_free_at() with the caller's __FILE__ and __LINE__: the call to use. */
 #define luf_free(fl, pc, f, key) luf_free_at((fl), (pc), (f), (key), __FILE__, __LINE__)
+/* luf_alloc_at() with the caller's __FILE__ and __LINE__: the call to use. */
 #define luf_alloc(fl, pc, flags, out) luf_alloc_at((fl), (pc), (flags), (out), __FILE__, __LINE__)
 
-/* Folios on the clean and pend lists (the owner's view; no locking). */
+/* Folios on the clean list (the owner's view; no locking). */
 static inline unsigned long luf_freelist_nr_clean(const struct luf_freelist *fl)
 {
 	return fl->nr_clean;
 }
 
+/* Folios on the pend list (the owner's view; no locking). */
 static inline unsigned long luf_freelist_nr_pend(const struct luf_freelist *fl)
 {
 	return fl->nr_pend;

@@ -17,18 +17,26 @@
 #include "platform.h"
 #include "shared.h"
 
+/* A folio's key: index of its pending set in the key table; 0 = none. */
 typedef unsigned short luf_key_t;
 
+/* Most keys a table can have (luf_key_t is 16 bits, as in LUF). */
 #define LUF_KEYTAB_MAX_KEYS 65536u
 
+/*
+ * The key table: key -> shared pending set, each entry on its own cache
+ * lines with its own seqcount and lock. luf_keytab_size() bytes of caller
+ * storage, set up by luf_keytab_init().
+ */
 struct luf_keytab {
 	LUF_CACHE_ALIGNED luf_aulong next;	/* round-robin key counter: written at fold time */
 	LUF_CACHE_ALIGNED unsigned int nr_keys; /* keys 1..nr_keys-1 are valid */
-	unsigned int nr_cpus;
-	size_t stride; /* bytes per entry, a multiple of LUF_CACHELINE */
-		       /* nr_keys entries of stride bytes follow */
+	unsigned int nr_cpus;			/* CPUs of every entry's set */
+	size_t stride;				/* bytes per entry, a multiple of LUF_CACHELINE */
+						/* nr_keys entries of stride bytes follow */
 };
 
+/* Bytes per table entry for @nr_cpus CPUs: a shared set rounded up to whole cache lines. */
 static inline size_t luf_keytab_stride(unsigned int nr_cpus)
 {
 	size_t sz = luf_shared_size(nr_cpus);

@@ -25,18 +25,23 @@
 #include "keytab.h"
 #include "domain.h"
 
+/* Removals a CPU batches before it folds on its own (luf_pcpu_init()'s threshold). */
 #define LUF_PCPU_DEFAULT_THRESHOLD 512u
 
+/*
+ * One CPU's batching state, written by that CPU only: luf_pcpu_size()
+ * bytes of caller storage, set up by luf_pcpu_init().
+ */
 struct luf_pcpu {
-	struct luf *luf;
-	struct luf_keytab *kt;
+	struct luf *luf;	     /* the instance */
+	struct luf_keytab *kt;	     /* where its batches fold */
 	struct luf_stats_cpu *stats; /* this CPU's block */
 	struct luf_batch *open;	     /* removals not folded yet */
 	struct luf_batch *scratch;   /* private copy for flushing shared sets */
-	unsigned int cpu;
-	unsigned int threshold; /* fold after this many removals */
-	unsigned int nr_open;	/* removals since the last fold */
-	luf_key_t key;		/* key this batch folds into; 0 = none yet */
+	unsigned int cpu;	     /* this CPU's id */
+	unsigned int threshold;	     /* fold after this many removals */
+	unsigned int nr_open;	     /* removals since the last fold */
+	luf_key_t key;		     /* key this batch folds into; 0 = none yet */
 };
 
 /* Bytes of storage for one CPU's state, for an instance of @nr_cpus CPUs. */

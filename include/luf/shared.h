@@ -32,6 +32,11 @@
 #include "batch.h"
 #include "flush.h"
 
+/*
+ * A pending set shared between CPUs: a seqcount for lock-free readers and
+ * a lock for writers, followed by the batch (luf_shared_size() bytes).
+ * The entries of the key table and the domains are these.
+ */
 struct luf_shared {
 	luf_aulong seq;	 /* even: stable; odd: a writer is changing the set */
 	luf_lock_t lock; /* serialises writers */
@@ -58,6 +63,7 @@ static inline int luf_shared_init(struct luf_shared *s, unsigned int nr_cpus)
 	return luf_batch_init(luf_shared_batch(s), nr_cpus);
 }
 
+/* Start a lock-free read of @s: wait out a writer; return the seqcount to pass to _read_retry(). */
 static inline unsigned long luf_shared_read_begin(const struct luf_shared *s)
 {
 	unsigned long seq;
@@ -67,12 +73,14 @@ static inline unsigned long luf_shared_read_begin(const struct luf_shared *s)
 	return seq;
 }
 
+/* True iff a writer changed @s since luf_shared_read_begin() returned @seq: read again. */
 static inline bool luf_shared_read_retry(const struct luf_shared *s, unsigned long seq)
 {
 	luf_smp_rmb();
 	return luf_load_relaxed(&s->seq) != seq;
 }
 
+/* Take @s's lock and make its seqcount odd: readers wait until luf_shared_write_end(). */
 static inline void luf_shared_write_begin(struct luf_shared *s)
 {
 	luf_lock(&s->lock);
@@ -80,6 +88,7 @@ static inline void luf_shared_write_begin(struct luf_shared *s)
 	luf_smp_wmb();
 }
 
+/* Make @s's seqcount even again (release: the new set is visible first) and unlock. */
 static inline void luf_shared_write_end(struct luf_shared *s)
 {
 	luf_store_release(&s->seq, luf_load_relaxed(&s->seq) + 1);

@@ -30,6 +30,7 @@ enum luf_abort_cause {
 	LUF_ABORT_NR_CAUSES
 };
 
+/* The counters, after /proc/vmstat's TLB items; read with luf_stats_sum(). */
 enum luf_stat_item {
 	LUF_STAT_REMOTE_FLUSH,	 /* nr_tlb_remote_flush: flush calls that reached another CPU */
 	LUF_STAT_LOCAL_FLUSH,	 /* nr_tlb_local_flush_all: flush calls for the caller's CPU only */
@@ -55,7 +56,7 @@ enum luf_stat_item {
 
 /* One CPU's counters. Sized and aligned so no two CPUs share a line. */
 struct luf_stats_cpu {
-	LUF_CACHE_ALIGNED luf_aulong v[LUF_STAT_NR_ITEMS];
+	LUF_CACHE_ALIGNED luf_aulong v[LUF_STAT_NR_ITEMS]; /* indexed by enum luf_stat_item */
 };
 
 /* Bytes for the counters of @nr_cpus CPUs (an array of struct luf_stats_cpu). */
@@ -82,6 +83,7 @@ static inline void luf_stat_add(struct luf_stats_cpu *s, enum luf_stat_item item
 	luf_store_relaxed(&s->v[item], luf_load_relaxed(&s->v[item]) + (unsigned long)delta);
 }
 
+/* Add 1 to @item of one CPU's block (owner-only, as luf_stat_add()). */
 static inline void luf_stat_inc(struct luf_stats_cpu *s, enum luf_stat_item item)
 {
 	luf_stat_add(s, item, 1);

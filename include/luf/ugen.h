@@ -35,6 +35,7 @@
 
 #include "platform.h"
 
+/* An unmap generation: wrap-around, compared only with luf_ugen_before(); 0 = none. */
 typedef unsigned long luf_ugen_t;
 
 /* The global source: one per luf instance, on its own cache line. */

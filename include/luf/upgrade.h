@@ -34,8 +34,8 @@
 
 /* What the removed translation allowed (PTE bits, in luf's own encoding). */
 #define LUF_PTE_ACCESSIBLE 0x1u /* present and usable (not PROT_NONE / NUMA hinting) */
-#define LUF_PTE_WRITABLE 0x2u
-#define LUF_PTE_DIRTY 0x4u
+#define LUF_PTE_WRITABLE 0x2u	/* writable: its removal is flushed, never deferred (S3) */
+#define LUF_PTE_DIRTY 0x4u	/* dirty: its removal is flushed, never deferred (S3) */
 /*
  * A protection change of this range has not flushed yet (the kernel's
  * mm_tlb_flush_pending()): CPUs may still cache more rights than the PTE
@@ -44,6 +44,7 @@
  */
 #define LUF_PTE_FLUSH_PENDING 0x8u
 
+/* What a removed translation owes: luf_unmap_classify() of its LUF_PTE_* bits. */
 enum luf_unmap_kind {
 	LUF_UNMAP_NO_FLUSH, /* inaccessible: no CPU can use it, nothing owed */
 	LUF_UNMAP_DEFER,    /* read-only and clean: the flush may wait */
@@ -156,6 +157,7 @@ static inline int luf_abort_domain(struct luf_pcpu *pc, struct luf_domain *dom,
  * access is granted (LUF_DEBUG: through luf_upgrade_check(), reporting a
  * write-upgrade without abort with the call site).
  * @pc: this CPU's state. @key: a folio's key or 0. @dom: a domain or NULL.
+ * @file, @line: the call site, for the LUF_DEBUG report.
  * Reads only. Return: 0 if neither owes a flush; -EBUSY if one does;
  * -EINVAL for a bad key.
  */
@@ -180,6 +182,7 @@ static inline int luf_upgrade_check_at(struct luf_pcpu *pc, unsigned int key,
 	return -EBUSY;
 }
 
+/* luf_upgrade_check_at() with the caller's __FILE__ and __LINE__: the call to use. */
 #define luf_upgrade_check(pc, key, dom) luf_upgrade_check_at((pc), (key), (dom), __FILE__, __LINE__)
 
 #endif /* LUF_UPGRADE_H */

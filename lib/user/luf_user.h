@@ -43,6 +43,7 @@
 
 #include <luf/luf.h>
 
+/* Which backend a struct luf_user runs (luf_user_kind_name() names it). */
 enum luf_user_kind {
 	LUF_USER_NONE = 0,   /* not open */
 	LUF_USER_MEMBARRIER, /* membarrier(2) */
@@ -53,7 +54,7 @@ enum luf_user_kind {
 #define LUF_USER_SYNC_CORE 0x1u	     /* membarrier: core-serialising flush (JIT code reuse) */
 #define LUF_USER_FORCE_MPROTECT 0x2u /* mprotect: open where it is not known to send IPIs */
 #define LUF_USER_NO_TRIAL 0x4u	     /* skip the trial flush at open (not recommended) */
-#define LUF_USER_FLAGS_ALL 0x7u
+#define LUF_USER_FLAGS_ALL 0x7u	     /* every valid flag: others are -EINVAL */
 
 /* Longest explanation luf_user_why() returns, including the NUL. */
 #define LUF_USER_WHY_LEN 256
@@ -65,6 +66,7 @@ enum luf_user_kind {
  */
 typedef long luf_user_membarrier_fn(int cmd, unsigned int flags, int cpu_id);
 
+/* Options of the open functions; zero-initialise, NULL for all defaults. */
 struct luf_user_config {
 	unsigned int flags; /* LUF_USER_* */
 	/*
@@ -94,19 +96,20 @@ struct luf_user_config {
  * with luf_user_ops.
  */
 struct luf_user {
-	unsigned int state; /* 0 / open / closed magic: catches reuse errors */
-	enum luf_user_kind kind;
-	unsigned int flags;
-	unsigned int nr_cpus;	    /* CPU ids: 0..nr_cpus-1 */
-	bool thread_ids;	    /* ids from luf_user_set_thread_id() */
-	int mb_cmd;		    /* membarrier command of a whole-process flush */
-	long mb_supported;	    /* MEMBARRIER_CMD_QUERY result, or -errno */
-	unsigned int rseq_max_cpus; /* 0: per-CPU flushing off */
-	luf_user_membarrier_fn *membarrier;
-	void *page; /* mprotect: the helper page */
-	size_t page_size;
-	void *lock;		    /* mprotect: a pthread mutex (malloc'd) */
-	int mb_err, mp_err;	    /* why each backend was not chosen (0: chosen/untried) */
+	unsigned int state;		    /* 0 / open / closed magic: catches reuse errors */
+	enum luf_user_kind kind;	    /* the backend, LUF_USER_NONE until open */
+	unsigned int flags;		    /* LUF_USER_* of the configuration */
+	unsigned int nr_cpus;		    /* CPU ids: 0..nr_cpus-1 */
+	bool thread_ids;		    /* ids from luf_user_set_thread_id() */
+	int mb_cmd;			    /* membarrier command of a whole-process flush */
+	long mb_supported;		    /* MEMBARRIER_CMD_QUERY result, or -errno */
+	unsigned int rseq_max_cpus;	    /* 0: per-CPU flushing off */
+	luf_user_membarrier_fn *membarrier; /* the configuration's, or the system call */
+	void *page;			    /* mprotect: the helper page */
+	size_t page_size;		    /* mprotect: its size in bytes */
+	void *lock;			    /* mprotect: a pthread mutex (malloc'd) */
+	int mb_err;		    /* why membarrier was not chosen (-errno; 0: chosen/untried) */
+	int mp_err;		    /* why mprotect was not chosen (-errno; 0: chosen/untried) */
 	luf_aulong flushes;	    /* flush requests served */
 	luf_aulong calls;	    /* system calls issued by flushes */
 	char why[LUF_USER_WHY_LEN]; /* which backend, and why (NUL-terminated) */

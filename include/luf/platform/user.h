@@ -28,11 +28,16 @@
 #include <limits.h>
 #include <sched.h>
 
+/* Bits in an unsigned long, the word of cpumasks. */
 #define LUF_BITS_PER_LONG (sizeof(unsigned long) * CHAR_BIT)
+/* Bytes in a cache line: the alignment and padding unit of per-CPU data. */
 #define LUF_CACHELINE 64
+/* Start a member or variable on its own cache line. */
 #define LUF_CACHE_ALIGNED _Alignas(LUF_CACHELINE)
 
+/* Branch hints (the kernel's likely() and unlikely()). */
 #define luf_likely(x) __builtin_expect(!!(x), 1)
+/* Branch hint: @x is rarely true. */
 #define luf_unlikely(x) __builtin_expect(!!(x), 0)
 /* A slow path kept out of line, so the fast path around it inlines. */
 #define luf_noinline_cold __attribute__((noinline, cold, unused))
@@ -40,21 +45,25 @@
 /* A word shared between CPUs. Always accessed through the helpers below. */
 typedef _Atomic unsigned long luf_aulong;
 
+/* Load *@p, ordering nothing (READ_ONCE()). */
 static inline unsigned long luf_load_relaxed(const luf_aulong *p)
 {
 	return atomic_load_explicit((luf_aulong *)p, memory_order_relaxed);
 }
 
+/* Store @v to *@p, ordering nothing (WRITE_ONCE()). */
 static inline void luf_store_relaxed(luf_aulong *p, unsigned long v)
 {
 	atomic_store_explicit(p, v, memory_order_relaxed);
 }
 
+/* Load *@p; later loads and stores stay after it (smp_load_acquire()). */
 static inline unsigned long luf_load_acquire(const luf_aulong *p)
 {
 	return atomic_load_explicit((luf_aulong *)p, memory_order_acquire);
 }
 
+/* Store @v to *@p; earlier loads and stores stay before it (smp_store_release()). */
 static inline void luf_store_release(luf_aulong *p, unsigned long v)
 {
 	atomic_store_explicit(p, v, memory_order_release);
@@ -78,6 +87,8 @@ static inline void luf_or_relaxed(luf_aulong *p, unsigned long v)
 	atomic_fetch_or_explicit(p, v, memory_order_relaxed);
 }
 
+/* Relaxed atomic *@p &= ~@v. */
+/* Relaxed atomic *@p &= ~@v. */
 static inline void luf_andnot_relaxed(luf_aulong *p, unsigned long v)
 {
 	atomic_fetch_and_explicit(p, ~v, memory_order_relaxed);
@@ -112,6 +123,8 @@ static inline void luf_smp_rmb(void)
 	atomic_thread_fence(memory_order_acquire);
 }
 
+/* Spin-wait hint to the CPU (pause / yield), as the kernel's cpu_relax(). */
+/* Spin-wait hint to the CPU (pause / yield), as the kernel's cpu_relax(). */
 static inline void luf_cpu_relax(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
@@ -129,19 +142,24 @@ static inline void luf_cpu_relax(void)
  * time slice. The kernel shim maps this onto spinlock_t.
  */
 typedef struct {
-	atomic_int v;
+	atomic_int v; /* 0: free, 1: held */
 } luf_lock_t;
 
+/* Static initialiser of an unlocked luf_lock_t. */
 #define LUF_LOCK_INIT \
 	{             \
 		0     \
 	}
 
+/* Set up @l unlocked. */
+/* Set up @l unlocked. */
 static inline void luf_lock_init(luf_lock_t *l)
 {
 	atomic_init(&l->v, 0);
 }
 
+/* Take @l (acquire): spin briefly, then yield until it is free. */
+/* Take @l (acquire): spin briefly, then yield until it is free. */
 static inline void luf_lock(luf_lock_t *l)
 {
 	unsigned int spins = 0;
@@ -158,11 +176,15 @@ static inline void luf_lock(luf_lock_t *l)
 	}
 }
 
+/* Release @l (release ordering). */
+/* Release @l (release ordering). */
 static inline void luf_unlock(luf_lock_t *l)
 {
 	atomic_store_explicit(&l->v, 0, memory_order_release);
 }
 
+/* Number of set bits in @w. */
+/* Number of set bits in @w. */
 static inline unsigned int luf_popcount(unsigned long w)
 {
 	return (unsigned int)__builtin_popcountl(w);

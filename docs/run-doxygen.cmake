@@ -1,0 +1,25 @@
+# SPDX-License-Identifier: GPL-2.0-only OR MIT
+# cmake -DDOXYGEN=<doxygen> -DDOXYFILE=<Doxyfile> -DLOG=<warnings.log> -P run-doxygen.cmake
+# Run Doxygen; print every warning it logged with a count; fail on any.
+foreach(v DOXYGEN DOXYFILE LOG)
+  if(NOT DEFINED ${v})
+    message(FATAL_ERROR "run-doxygen.cmake: -D${v}=... is required")
+  endif()
+endforeach()
+file(REMOVE ${LOG})
+get_filename_component(dir ${DOXYFILE} DIRECTORY)
+execute_process(COMMAND ${DOXYGEN} ${DOXYFILE} WORKING_DIRECTORY ${dir} RESULT_VARIABLE rc)
+set(n 0)
+if(EXISTS ${LOG})
+  file(STRINGS ${LOG} lines REGEX ": (warning|error): ")
+  list(LENGTH lines n)
+  file(READ ${LOG} text)
+  if(n GREATER 0)
+    message("${text}")
+  endif()
+endif()
+if(NOT rc EQUAL 0 OR n GREATER 0)
+  message(FATAL_ERROR "luf docs: doxygen exited with ${rc} and logged ${n} warning(s) "
+                      "(undocumented public symbols or doc errors; full log: ${LOG})")
+endif()
+message(STATUS "luf docs: 0 warnings; ${dir}/html/index.html")
