@@ -91,8 +91,10 @@ static inline int luf_pcpu_flush_open(struct luf_pcpu *pc)
 	struct luf *l = pc->luf;
 	int ret;
 
-	if (luf_batch_empty(pc->open))
+	if (luf_batch_empty(pc->open)) {
+		pc->nr_open = 0; /* removals cached nowhere: nothing to fold */
 		return 0;
+	}
 #if !defined(LUF_MUTANT_DEFER_WRITABLE)
 	if (luf_batch_writable(pc->open)) {
 		/* S3: a writable or dirty translation is flushed before any free. */

@@ -110,10 +110,11 @@ static inline luf_ugen_t luf_ugen_current(const struct luf_ugen_src *src)
  */
 static inline luf_ugen_t luf_ugen_new(struct luf_ugen_src *src)
 {
-	luf_ugen_t g = luf_add_return(&src->cur, 1);
+	luf_ugen_t g;
 
-	if (luf_unlikely(!g))
+	do
 		g = luf_add_return(&src->cur, 1);
+	while (luf_unlikely(!g)); /* again if another wrap raced past 0 (tests/model) */
 	return g;
 }
 
