@@ -31,6 +31,7 @@ run_ctest() { # dir, ctest args...
 	local dir=$1 rc=0 pass fail
 	shift
 	(cd "$dir" && ctest --output-on-failure -j"$jobs" "$@") 2>&1 | tee "$log" || rc=1
+	cp "$dir/Testing/Temporary/LastTest.log" "$dir/Testing/Temporary/LastTest-$stage.log" 2>/dev/null || true
 	if grep -q "No tests were found" "$log"; then
 		echo "luf: no tests found in $dir for: $*" >&2
 		rc=1
@@ -80,6 +81,10 @@ for stage in "${stages[@]}"; do
 	esac
 	echo "=== stage $stage took $(($(date +%s) - t0)) s"
 done
+# The mutant summaries (each suite counts the rule-breaking builds it caught).
+for f in build/*/Testing/Temporary/LastTest-*.log; do
+	[ -f "$f" ] && grep -ho "mutants caught: [0-9]*/[0-9]*" "$f" | sed "s|^|$(basename "$f" .log | sed 's/LastTest-//'): |"
+done | sort -u || true
 echo
 echo "total: $total_pass passed, $total_fail failed"
 exit $status
