@@ -1,0 +1,280 @@
+// SPDX-License-Identifier: GPL-2.0-only OR MIT
+/*
+ * luf-models: the workload models of mdl_work.c on 16, 64 and 256
+ * simulated CPUs, immediate / batched / luf / oracle counted in one run on
+ * the same events, each configuration repeated with --runs seeds.
+ *
+ * Usage: luf-models [--model NAME|all] [--cpus N[,N...]] [--runs N]
+ *                   [--steps N] [--seed N] [--ctx N] [--wf N] [--data FILE]
+ *   --steps   steps per CPU (default 2000)
+ *   --ctx     full local flushes per 1000 steps of a CPU (default 5)
+ *   --wf      write faults per 1000 steps (default 1)
+ *   --data    also write one line per (model, CPUs) of medians for gnuplot
+ * Output: a markdown table per model: medians over the runs [min-max].
+ * Ratios are computed within each run, then their median is taken.
+ * Exit status: 0; 1 a safety violation or a luf error; 2 usage.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mdl.h"
+
+#define MAX_RUNS 64
+#define MAX_CPUS_ARGS 8
+
+struct stat3 {
+	double med, min, max;
+};
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static struct stat3 stat_of(const double *v, unsigned int n)
+{
+	double s[MAX_RUNS];
+	struct stat3 r;
+
+	memcpy(s, v, n * sizeof(*s));
+	qsort(s, n, sizeof(*s), cmp_double);
+	r.min = s[0];
+	r.max = s[n - 1];
+	r.med = n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+	return r;
+}
+
+static void cell(const double *v, unsigned int n, const char *fmt)
+{
+	struct stat3 s = stat_of(v, n);
+	char a[32], b[32], c[32];
+
+	snprintf(a, sizeof(a), fmt, s.med);
+	snprintf(b, sizeof(b), fmt, s.min);
+	snprintf(c, sizeof(c), fmt, s.max);
+	if (!strcmp(b, c))
+		printf(" %s |", a);
+	else
+		printf(" %s [%s–%s] |", a, b, c);
+}
+
+static double pct(double a, double b)
+{
+	return b > 0 ? 100.0 * (a - b) / b : 0;
+}
+
+struct opts {
+	int model; /* -1: all */
+	unsigned int cpus[MAX_CPUS_ARGS], ncpus, runs;
+	unsigned long steps;
+	uint64_t seed;
+	unsigned int ctx, wf;
+	const char *data;
+};
+
+static int usage(void)
+{
+	fprintf(stderr, "usage: luf-models [--model reclaim|tiering|compaction|jit|alloc|all] "
+			"[--cpus N[,N...]] [--runs N] [--steps N] [--seed N] [--ctx N] [--wf N] "
+			"[--data FILE]\n");
+	return 2;
+}
+
+static int parse(int argc, char **argv, struct opts *o)
+{
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		char *end;
+
+		if (!v)
+			return -1;
+		i++;
+		if (!strcmp(a, "--model")) {
+			o->model = -1;
+			for (int m = 0; m < MDL_NMODELS; m++)
+				if (!strcmp(v, mdl_model_name((enum mdl_model)m)))
+					o->model = m;
+			if (o->model < 0 && strcmp(v, "all"))
+				return -1;
+		} else if (!strcmp(a, "--cpus")) {
+			o->ncpus = 0;
+			for (const char *p = v; *p && o->ncpus < MAX_CPUS_ARGS; p = end) {
+				unsigned long n = strtoul(p, &end, 10);
+
+				if (end == p || !n || n > 1024)
+					return -1;
+				o->cpus[o->ncpus++] = (unsigned int)n;
+				if (*end == ',')
+					end++;
+				else if (*end)
+					return -1;
+			}
+		} else if (!strcmp(a, "--runs")) {
+			o->runs = (unsigned int)strtoul(v, &end, 10);
+			if (*end || !o->runs || o->runs > MAX_RUNS)
+				return -1;
+		} else if (!strcmp(a, "--steps")) {
+			o->steps = strtoul(v, &end, 10);
+			if (*end || !o->steps)
+				return -1;
+		} else if (!strcmp(a, "--seed")) {
+			o->seed = strtoull(v, &end, 10);
+		} else if (!strcmp(a, "--ctx")) {
+			o->ctx = (unsigned int)strtoul(v, &end, 10);
+		} else if (!strcmp(a, "--wf")) {
+			o->wf = (unsigned int)strtoul(v, &end, 10);
+		} else if (!strcmp(a, "--data")) {
+			o->data = v;
+		} else {
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Per run values of one configuration. */
+struct runs {
+	double remote[MDL_NPOL][MAX_RUNS], ipis[MDL_NPOL][MAX_RUNS];
+	double skipped[MAX_RUNS], dropped[MAX_RUNS], aborts[MAX_RUNS];
+	double vs_bat[MAX_RUNS], vs_imm[MAX_RUNS], vs_ora[MAX_RUNS];
+	double ipi_per_k[MDL_NPOL][MAX_RUNS];
+	long abort_cause[LUF_ABORT_NR_CAUSES];
+	unsigned long long viol, errors;
+};
+
+static int run_config(const struct opts *o, enum mdl_model m, unsigned int cpus, struct runs *R)
+{
+	memset(R, 0, sizeof(*R));
+	for (unsigned int k = 0; k < o->runs; k++) {
+		struct mdl_work_opt wo = {.nr_cpus = cpus,
+					  .steps = o->steps,
+					  .seed = o->seed + k,
+					  .ctx_permille = o->ctx,
+					  .wf_permille = o->wf};
+		struct mdl_result r;
+		int ret = mdl_work_run(m, &wo, &r);
+		double a = 0;
+
+		if (ret) {
+			fprintf(stderr, "luf-models: %s on %u CPUs: error %d\n", mdl_model_name(m),
+				cpus, ret);
+			return ret;
+		}
+		for (int p = 0; p < MDL_NPOL; p++) {
+			R->remote[p][k] = (double)r.c[p].remote;
+			R->ipis[p][k] = (double)r.c[p].received;
+			R->ipi_per_k[p][k] =
+			    wo.migrated ? 1000.0 * (double)r.c[p].received / (double)wo.migrated
+					: 0;
+			for (int v = 0; v < MDL_NRULES; v++)
+				R->viol += r.c[p].viol[v];
+		}
+		for (int c = 0; c < LUF_ABORT_NR_CAUSES; c++) {
+			a += (double)r.aborts[c];
+			R->abort_cause[c] += r.aborts[c];
+		}
+		R->aborts[k] = a;
+		R->skipped[k] = (double)r.luf_skipped;
+		R->dropped[k] = (double)r.luf_dropped;
+		R->vs_bat[k] = pct((double)r.c[MDL_LUF].remote, (double)r.c[MDL_BAT].remote);
+		R->vs_imm[k] = pct((double)r.c[MDL_LUF].remote, (double)r.c[MDL_IMM].remote);
+		R->vs_ora[k] = pct((double)r.c[MDL_LUF].remote, (double)r.c[MDL_ORA].remote);
+		R->errors += (unsigned long long)r.luf_errors;
+	}
+	return 0;
+}
+
+static void print_row(const struct opts *o, unsigned int cpus, const struct runs *R, int migr)
+{
+	unsigned int n = o->runs;
+
+	printf("| %u |", cpus);
+	for (int p = 0; p < MDL_NPOL; p++)
+		cell(R->remote[p], n, "%.0f");
+	for (int p = 0; p < MDL_NPOL; p++)
+		cell(R->ipis[p], n, "%.0f");
+	if (migr)
+		for (int p = 0; p < MDL_NPOL; p++)
+			cell(R->ipi_per_k[p], n, "%.0f");
+	cell(R->skipped, n, "%.0f");
+	cell(R->dropped, n, "%.0f");
+	cell(R->aborts, n, "%.0f");
+	cell(R->vs_imm, n, "%+.1f%%");
+	cell(R->vs_bat, n, "%+.1f%%");
+	cell(R->vs_ora, n, "%+.1f%%");
+	printf(" %llu |\n", R->viol + R->errors);
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o = {.model = -1,
+			 .cpus = {16, 64, 256},
+			 .ncpus = 3,
+			 .runs = 5,
+			 .steps = 2000,
+			 .seed = 1,
+			 .ctx = 5,
+			 .wf = 1};
+	static struct runs R;
+	FILE *data = NULL;
+	int bad = 0;
+
+	if (parse(argc, argv, &o))
+		return usage();
+	if (o.data && !(data = fopen(o.data, "w"))) {
+		perror(o.data);
+		return 2;
+	}
+	printf("<!-- luf-models --runs %u --steps %lu --seed %llu --ctx %u --wf %u -->\n", o.runs,
+	       o.steps, (unsigned long long)o.seed, o.ctx, o.wf);
+	for (int m = 0; m < MDL_NMODELS; m++) {
+		int migr = m == MDL_TIERING || m == MDL_COMPACTION;
+
+		if (o.model >= 0 && o.model != m)
+			continue;
+		printf("\n#### %s\n\n%s.\n\n", mdl_model_name((enum mdl_model)m),
+		       mdl_model_what((enum mdl_model)m));
+		printf("| CPUs | remote flushes: immediate | batched | luf | oracle "
+		       "| IPIs received: immediate | batched | luf | oracle |%s"
+		       " luf skipped by diet | CPUs dieted | luf aborts "
+		       "| luf vs immediate | luf vs batched | luf vs oracle | violations |\n",
+		       migr ? " IPIs/1000 migrated: immediate | batched | luf | oracle |" : "");
+		printf("|---|---|---|---|---|---|---|---|---|%s---|---|---|---|---|---|---|\n",
+		       migr ? "---|---|---|---|" : "");
+		for (unsigned int i = 0; i < o.ncpus; i++) {
+			if (run_config(&o, (enum mdl_model)m, o.cpus[i], &R))
+				return 1;
+			print_row(&o, o.cpus[i], &R, migr);
+			fflush(stdout);
+			bad |= R.viol || R.errors;
+			if (data) {
+				fprintf(data, "%s/%u", mdl_model_name((enum mdl_model)m),
+					o.cpus[i]);
+				for (int p = 0; p < MDL_NPOL; p++)
+					fprintf(data, " %.0f", stat_of(R.remote[p], o.runs).med);
+				for (int p = 0; p < MDL_NPOL; p++)
+					fprintf(data, " %.0f", stat_of(R.ipis[p], o.runs).med);
+				fprintf(data, " %.2f %.2f\n", stat_of(R.vs_bat, o.runs).med,
+					stat_of(R.vs_ora, o.runs).med);
+			}
+			if (i + 1 == o.ncpus) {
+				printf("\nluf aborts by cause (all runs):");
+				for (int c = 0; c < LUF_ABORT_NR_CAUSES; c++)
+					printf(" %s %ld%s", mdl_abort_name((enum luf_abort_cause)c),
+					       R.abort_cause[c],
+					       c + 1 < LUF_ABORT_NR_CAUSES ? "," : "");
+				printf(" (%u CPUs)\n", o.cpus[i]);
+			}
+		}
+	}
+	if (data)
+		fclose(data);
+	if (bad)
+		fprintf(stderr,
+			"luf-models: SAFETY VIOLATION or luf error (see the last column)\n");
+	return bad ? 1 : 0;
+}
