@@ -23,8 +23,12 @@ trap 'rm -f "$log"' EXIT
 build() { # dir, cmake args...
 	local dir=$1
 	shift
-	cmake -S . -B "$dir" -DLUF_BUILD_EXAMPLES=ON "$@" >/dev/null
-	cmake --build "$dir" -j"$jobs" >/dev/null
+	if ! cmake -S . -B "$dir" -DLUF_BUILD_EXAMPLES=ON "$@" >"$log" 2>&1 ||
+		! cmake --build "$dir" -j"$jobs" >"$log" 2>&1; then
+		tail -n 40 "$log"
+		echo "luf: stage $stage: the build failed" >&2
+		return 1
+	fi
 }
 
 run_ctest() { # dir, ctest args...
@@ -52,26 +56,27 @@ for stage in "${stages[@]}"; do
 	t0=$(date +%s)
 	case "$stage" in
 	gcc)
-		build build/gcc -DCMAKE_C_COMPILER=gcc -DCMAKE_BUILD_TYPE=RelWithDebInfo
+		build build/gcc -DCMAKE_C_COMPILER=gcc -DCMAKE_BUILD_TYPE=RelWithDebInfo || { status=1; continue; }
 		run_ctest build/gcc -LE '^valgrind$' || status=1
 		;;
 	clang)
-		build build/clang -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo
+		build build/clang -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo || { status=1; continue; }
 		run_ctest build/clang -L '^(unit|property|fuzz)$' || status=1
 		;;
 	asan)
 		build build/asan -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug -DLUF_BUILD_BENCH=OFF \
-			"-DCMAKE_C_FLAGS=-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer -O1"
+			"-DCMAKE_C_FLAGS=-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer -O1" ||
+			{ status=1; continue; }
 		ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 			run_ctest build/asan -L '^(unit|property)$' -LE '^(valgrind|mutant)$' || status=1
 		;;
 	tsan)
 		build build/tsan -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug -DLUF_BUILD_BENCH=OFF \
-			"-DCMAKE_C_FLAGS=-fsanitize=thread -fno-omit-frame-pointer -O1"
+			"-DCMAKE_C_FLAGS=-fsanitize=thread -fno-omit-frame-pointer -O1" || { status=1; continue; }
 		TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 run_ctest build/tsan -L '^tsan$' || status=1
 		;;
 	valgrind)
-		build build/gcc -DCMAKE_C_COMPILER=gcc -DCMAKE_BUILD_TYPE=RelWithDebInfo
+		build build/gcc -DCMAKE_C_COMPILER=gcc -DCMAKE_BUILD_TYPE=RelWithDebInfo || { status=1; continue; }
 		run_ctest build/gcc -L '^valgrind$' || status=1
 		;;
 	*)

@@ -89,12 +89,13 @@ static inline bool luf_batch_writable(const struct luf_batch *b)
  *        writable or dirty.
  *
  * An empty @cpus adds nothing (the translation was cached nowhere).
- * Return: 0, or -EINVAL for a zero @ugen (@b unchanged).
+ * Return: 0, or -EINVAL for NULL, a zero @ugen or bits of @cpus at or
+ * above nr_cpus (@b unchanged).
  */
 static inline int luf_batch_add(struct luf_batch *b, const luf_aulong *cpus, luf_ugen_t ugen,
 				bool writable)
 {
-	if (!ugen)
+	if (!b || !cpus || !ugen || !luf_cpumask_valid(cpus, b->nr_cpus))
 		return -EINVAL;
 	if (luf_cpumask_empty(cpus, b->nr_cpus))
 		return 0;
@@ -114,7 +115,7 @@ static inline int luf_batch_fold(struct luf_batch *dst, const struct luf_batch *
 {
 	luf_ugen_t g;
 
-	if (dst->nr_cpus != src->nr_cpus)
+	if (!dst || !src || dst->nr_cpus != src->nr_cpus)
 		return -EINVAL;
 	g = luf_load_relaxed(&src->ugen);
 	if (!g)
@@ -129,7 +130,7 @@ static inline int luf_batch_fold(struct luf_batch *dst, const struct luf_batch *
 /* @dst = @src. Return: 0, or -EINVAL if they differ in nr_cpus. */
 static inline int luf_batch_copy(struct luf_batch *dst, const struct luf_batch *src)
 {
-	if (dst->nr_cpus != src->nr_cpus)
+	if (!dst || !src || dst->nr_cpus != src->nr_cpus)
 		return -EINVAL;
 	luf_cpumask_copy(dst->cpus, src->cpus, dst->nr_cpus);
 	luf_store_relaxed(&dst->ugen, luf_load_relaxed(&src->ugen));

@@ -51,6 +51,12 @@ static inline int luf_domain_init(struct luf_domain *dom, unsigned int nr_cpus)
 	return luf_shared_init(&dom->set, nr_cpus);
 }
 
+/* True iff @dom is NULL or was set up for @nr_cpus CPUs (bad-input check). */
+static inline bool luf_domain_fits(const struct luf_domain *dom, unsigned int nr_cpus)
+{
+	return !dom || luf_shared_batch(&dom->set)->nr_cpus == nr_cpus;
+}
+
 /**
  * luf_domain_pending() - does the domain still owe a flush?
  * Lock-free and write-free. Return: true iff some CPU in its set has
@@ -75,13 +81,14 @@ static inline bool luf_domain_pending(const struct luf_domain *dom, const struct
  * May flush (ops->flush) the CPUs of the domain's set that have not
  * flushed since; flushes nothing if diet empties the set.
  * Return: 0 (nothing is pending on @dom any more that was pending at the
- * call), -EINVAL for a bad argument, or the flush's error (everything stays
+ * call), -EINVAL for a bad argument (NULL, a CPU id out of range, a domain
+ * of another CPU count), or the flush's error (everything stays
  * pending). Source: Linux flush_tlb_batched_pending().
  */
 static inline int luf_domain_settle(struct luf *l, unsigned int cpu, struct luf_domain *dom,
 				    struct luf_batch *scratch)
 {
-	if (!l || !dom || !scratch || cpu >= l->nr_cpus)
+	if (!l || !dom || !scratch || cpu >= l->nr_cpus || !luf_domain_fits(dom, l->nr_cpus))
 		return -EINVAL;
 #if defined(LUF_MUTANT_NO_SETTLE)
 	/* Mutant: settles nothing (breaks S2). */

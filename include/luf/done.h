@@ -74,6 +74,8 @@ static inline unsigned long luf_done_mark_cpu(struct luf_done_cpu *d, unsigned i
 {
 	unsigned long old = luf_load_relaxed(&d[cpu].done), retries = 0;
 
+	if (luf_unlikely(!ugen))
+		return 0; /* "no generation": marks nothing */
 	while (luf_ugen_before(old, ugen)) {
 		if (luf_try_cmpxchg_release(&d[cpu].done, &old, ugen))
 			break;

@@ -181,11 +181,12 @@ static inline luf_ugen_t luf_local_flush_begin(struct luf *l)
 /**
  * luf_local_flush_end() - record that CPU @cpu completed a full local flush
  * that started after @snap was taken.
- * Return: 0, or -EINVAL for a bad CPU id or a zero @snap (nothing changed).
+ * Return: 0, or -EINVAL for a bad CPU id, or a @snap that is 0 or newer
+ * than any ugen handed out (nothing changed).
  */
 static inline int luf_local_flush_end(struct luf *l, unsigned int cpu, luf_ugen_t snap)
 {
-	if (!l || cpu >= l->nr_cpus || !snap)
+	if (!l || cpu >= l->nr_cpus || !snap || luf_ugen_before(luf_ugen_current(&l->ugen), snap))
 		return -EINVAL;
 	luf_stat_add(&l->stats[cpu], LUF_STAT_CAS_RETRY,
 		     (long)luf_done_mark_cpu(l->done, cpu, snap));

@@ -130,13 +130,18 @@ static inline void luf_folio_track(struct luf_folio *f, const char *file, int li
  * consistent copy of the key's set (its verdict and the pend set agree),
  * folded into the pend set if not done. Out of line: it runs once per run
  * of frees with one key, and keeps luf_free_at() small enough to inline.
+ * Return: 1 done, 0 not done, -EINVAL for a key that no fold ever wrote
+ * (seqcount 0): freeing under it would claim a set nobody recorded.
  */
-static luf_noinline_cold bool luf_free_lookup(struct luf_freelist *fl, struct luf_pcpu *pc,
-					      struct luf_shared *s, luf_key_t key)
+static luf_noinline_cold int luf_free_lookup(struct luf_freelist *fl, struct luf_pcpu *pc,
+					     struct luf_shared *s, luf_key_t key)
 {
 	unsigned long seq = luf_shared_read(s, pc->scratch);
-	bool done = luf_batch_check_done(pc->scratch, fl->luf->done);
+	bool done;
 
+	if (!seq)
+		return -EINVAL; /* a key no fold has named: its set is unknown */
+	done = luf_batch_check_done(pc->scratch, fl->luf->done);
 	if (!done)
 		luf_batch_fold(fl->pend_set, pc->scratch);
 	fl->cache_key = key;
@@ -158,17 +163,18 @@ static luf_noinline_cold bool luf_free_lookup(struct luf_freelist *fl, struct lu
  * flush, no shared-line write: a run of frees with one key reads the
  * key's seqcount and links the folio. (Under LUF_DEBUG, a macro records
  * the call site; the function is luf_free_at().)
- * Return: 0; -EINVAL for NULL, a @pc of another instance or a key out of
- * range; -EBUSY if @f is
+ * Return: 0; -EINVAL for NULL, a @pc of another instance or key table, a
+ * key out of range or one that no luf_pcpu_fold() has named; -EBUSY if @f is
  * already on a free list (a double free, or a second list). Nothing changes
  * on error.
  */
 static inline int luf_free_at(struct luf_freelist *fl, struct luf_pcpu *pc, struct luf_folio *f,
 			      unsigned int key, const char *file, int line)
 {
-	bool done = true;
+	int done = 1;
 
-	if (!fl || !pc || !f || pc->luf != fl->luf || (key && !luf_keytab_valid(fl->kt, key)))
+	if (!fl || !pc || !f || pc->luf != fl->luf || pc->kt != fl->kt ||
+	    (key && !luf_keytab_valid(fl->kt, key)))
 		return -EINVAL;
 	if (f->state != LUF_FOLIO_IN_USE) {
 		luf_freelist_report(fl, "double free (folio already on a free list)", f, file,
@@ -182,6 +188,8 @@ static inline int luf_free_at(struct luf_freelist *fl, struct luf_pcpu *pc, stru
 			done = fl->cache_done;
 		else
 			done = luf_free_lookup(fl, pc, s, (luf_key_t)key);
+		if (luf_unlikely(done < 0))
+			return done;
 	}
 	f->key = (luf_key_t)key;
 	luf_folio_track(f, file, line);
@@ -259,7 +267,8 @@ static inline int luf_alloc_at(struct luf_freelist *fl, struct luf_pcpu *pc, uns
 	struct luf_folio *f;
 	int ret;
 
-	if (!fl || !pc || !out || pc->luf != fl->luf || (flags & ~LUF_ALLOC_MAY_FLUSH))
+	if (!fl || !pc || !out || pc->luf != fl->luf || pc->kt != fl->kt ||
+	    (flags & ~LUF_ALLOC_MAY_FLUSH))
 		return -EINVAL;
 	floor = (flags & LUF_ALLOC_MAY_FLUSH) ? fl->reserve : 0;
 	if (luf_unlikely(fl->nr_clean <= floor)) {

@@ -100,26 +100,27 @@ static inline luf_key_t luf_keytab_new_key(struct luf_keytab *kt)
  * @kt: the table. @key: a key, or 0. @d: done counters.
  * Lock-free and write-free.
  * Return: 1 if done (always for key 0), 0 if a flush is still owed,
- * -EINVAL for a key out of range.
+ * -EINVAL for NULL or a key out of range.
  */
 static inline int luf_keytab_check_done(const struct luf_keytab *kt, unsigned int key,
 					const struct luf_done_cpu *d)
 {
+	if (!kt || !d || key >= kt->nr_keys)
+		return -EINVAL;
 	if (!key)
 		return 1;
-	if (key >= kt->nr_keys)
-		return -EINVAL;
 	return luf_shared_check_done(luf_keytab_entry(kt, (luf_key_t)key), d);
 }
 
 /**
  * luf_keytab_fold() - fold @src into @key's set (fold on collision).
- * Return: 0, or -EINVAL for a bad key or CPU count (nothing changed).
+ * Return: 0, or -EINVAL for NULL, a bad key or a CPU count mismatch
+ * (nothing changed).
  */
 static inline int luf_keytab_fold(struct luf_keytab *kt, unsigned int key,
 				  const struct luf_batch *src, const struct luf_done_cpu *d)
 {
-	if (!luf_keytab_valid(kt, key) || src->nr_cpus != kt->nr_cpus)
+	if (!kt || !src || !d || !luf_keytab_valid(kt, key) || src->nr_cpus != kt->nr_cpus)
 		return -EINVAL;
 	return luf_shared_fold(luf_keytab_entry(kt, (luf_key_t)key), src, d);
 }

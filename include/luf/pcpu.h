@@ -139,7 +139,7 @@ static inline int luf_pcpu_defer(struct luf_pcpu *pc, struct luf_domain *dom,
 	luf_ugen_t stamp;
 
 	if (!pc || !cpus || !luf_cpumask_valid(cpus, pc->luf->nr_cpus) ||
-	    (dom && luf_shared_batch(&dom->set)->nr_cpus != pc->luf->nr_cpus))
+	    !luf_domain_fits(dom, pc->luf->nr_cpus))
 		return -EINVAL;
 	stamp = luf_ugen_stamp(&pc->luf->ugen);
 	if (dom && !luf_shared_covers(&dom->set, cpus, stamp, writable))

@@ -66,10 +66,12 @@ static inline int luf_shared_init(struct luf_shared *s, unsigned int nr_cpus)
 /* Start a lock-free read of @s: wait out a writer; return the seqcount to pass to _read_retry(). */
 static inline unsigned long luf_shared_read_begin(const struct luf_shared *s)
 {
+	unsigned int spins = 0;
 	unsigned long seq;
 
+	/* A preempted writer keeps the count odd: spin a little, then yield. */
 	while ((seq = luf_load_acquire(&s->seq)) & 1)
-		luf_cpu_relax();
+		luf_spin_wait(&spins);
 	return seq;
 }
 

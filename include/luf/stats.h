@@ -44,7 +44,7 @@ enum luf_stat_item {
 	LUF_STAT_FOLD,		 /* per-CPU sets folded into the key table */
 	LUF_STAT_FREE_CLEAN,	 /* folios freed straight to the clean list */
 	LUF_STAT_FREE_PEND,	 /* folios freed to the pend list */
-	LUF_STAT_ALLOC_CLEAN,	 /* allocations served without a flush */
+	LUF_STAT_ALLOC_CLEAN,	 /* allocations served (a clean folio handed out) */
 	LUF_STAT_ALLOC_FLUSH,	 /* allocations that flushed the pend list */
 	LUF_STAT_ALLOC_DONE,	 /* pend list found flushed already (diet): no flush */
 	LUF_STAT_ALLOC_FAIL,	 /* allocations that returned an error */

@@ -43,6 +43,7 @@
  * deferred or skipped.
  */
 #define LUF_PTE_FLUSH_PENDING 0x8u
+#define LUF_PTE_ALL 0xfu /* every LUF_PTE_* bit; others are rejected */
 
 /* What a removed translation owes: luf_unmap_classify() of its LUF_PTE_* bits. */
 enum luf_unmap_kind {
@@ -87,14 +88,16 @@ static inline bool luf_can_defer(unsigned int pte_flags)
  * Inaccessible: counted, nothing else. Otherwise luf_pcpu_defer(), with
  * writable set for a writable or dirty translation (flushed at the next
  * fold, never deferred past it).
- * Return: as luf_pcpu_defer().
+ * Return: as luf_pcpu_defer(); also -EINVAL for @pte_flags bits outside
+ * LUF_PTE_ALL (checked before anything is counted or recorded).
  */
 static inline int luf_unmap(struct luf_pcpu *pc, struct luf_domain *dom, const luf_aulong *cpus,
 			    unsigned int pte_flags)
 {
 	enum luf_unmap_kind kind = luf_unmap_classify(pte_flags);
 
-	if (!pc || !cpus || !luf_cpumask_valid(cpus, pc->luf->nr_cpus))
+	if (!pc || !cpus || !luf_cpumask_valid(cpus, pc->luf->nr_cpus) ||
+	    !luf_domain_fits(dom, pc->luf->nr_cpus) || (pte_flags & ~LUF_PTE_ALL))
 		return -EINVAL;
 	if (kind == LUF_UNMAP_NO_FLUSH) {
 		luf_stat_inc(pc->stats, LUF_STAT_NO_FLUSH);
@@ -134,13 +137,15 @@ static inline int luf_abort_key(struct luf_pcpu *pc, unsigned int key, enum luf_
  * or a translation in it is moved (mremap, migration).
  * @pc: this CPU's state. @dom: the domain. @cause: why (counted when a
  * flush was owed).
- * May flush. Return: 0, -EINVAL for NULL or a bad cause, or the flush's
- * error (still pending: the caller must not grant the write).
+ * May flush. Return: 0, -EINVAL for NULL, a bad cause or a domain of
+ * another CPU count, or the flush's error (still pending: the caller must
+ * not grant the write).
  */
 static inline int luf_abort_domain(struct luf_pcpu *pc, struct luf_domain *dom,
 				   enum luf_abort_cause cause)
 {
-	if (!pc || !dom || (unsigned int)cause >= LUF_ABORT_NR_CAUSES)
+	if (!pc || !dom || (unsigned int)cause >= LUF_ABORT_NR_CAUSES ||
+	    !luf_domain_fits(dom, pc->luf->nr_cpus))
 		return -EINVAL;
 #if defined(LUF_MUTANT_NO_ABORT)
 	return 0;
@@ -159,14 +164,14 @@ static inline int luf_abort_domain(struct luf_pcpu *pc, struct luf_domain *dom,
  * @pc: this CPU's state. @key: a folio's key or 0. @dom: a domain or NULL.
  * @file, @line: the call site, for the LUF_DEBUG report.
  * Reads only. Return: 0 if neither owes a flush; -EBUSY if one does;
- * -EINVAL for a bad key.
+ * -EINVAL for NULL @pc, a bad key or a domain of another CPU count.
  */
 static inline int luf_upgrade_check_at(struct luf_pcpu *pc, unsigned int key,
 				       const struct luf_domain *dom, const char *file, int line)
 {
 	int done;
 
-	if (!pc)
+	if (!pc || !luf_domain_fits(dom, pc->luf->nr_cpus))
 		return -EINVAL;
 	done = luf_keytab_check_done(pc->kt, key, pc->luf->done);
 	if (done < 0)

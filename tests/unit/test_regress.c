@@ -112,6 +112,120 @@ static void regress_may_flush_keeps_reserve(void **state)
 	assert_ptr_equal(f, &e->folios[0].lf);
 }
 
+/*
+ * Found by a review that attacked the API (each failed before its fix):
+ * bad input must get -EINVAL and change nothing, and misuse must never let
+ * a folio out without its flush.
+ */
+
+/* F1: a mask with bits at or above nr_cpus made diet read past done[]. */
+static void regress_batch_add_rejects_high_bits(void **state)
+{
+	struct uenv *e = *state;
+	luf_aulong high[1] = {1UL << 40};
+
+	luf_batch_clear(e->scratch);
+	assert_int_equal(luf_batch_add(e->scratch, high, 1, false), -EINVAL);
+	assert_true(luf_batch_empty(e->scratch));
+	assert_true(luf_cpumask_empty(e->scratch->cpus, e->nr_cpus));
+}
+
+/* F2: a domain of another CPU count reached done[] of the wrong size. */
+static void regress_foreign_domain_rejected(void **state)
+{
+	struct uenv *e = *state;
+	struct luf_domain *big = testenv_zalloc(luf_domain_size(8));
+	int r1, r2, r3, r4;
+
+	assert_int_equal(luf_domain_init(big, 8), 0);
+	r1 = luf_abort_domain(e->pc[0], big, LUF_ABORT_WRITE_FAULT);
+	r2 = luf_upgrade_check(e->pc[0], 0, big);
+	r3 = luf_domain_settle(e->l, 0, big, e->scratch);
+	r4 = luf_unmap(e->pc[0], big, UMASK(e, 1), 0);
+	free(big);
+	assert_int_equal(r1, -EINVAL);
+	assert_int_equal(r2, -EINVAL);
+	assert_int_equal(r3, -EINVAL);
+	assert_int_equal(r4, -EINVAL);
+	assert_int_equal(ustat(e, LUF_STAT_NO_FLUSH), 0);
+}
+
+/* F3: a key folded into one table, looked up in another, read as done (S1). */
+static void regress_free_into_list_of_other_keytab(void **state)
+{
+	struct uenv *e = *state;
+	struct luf_keytab *kb = testenv_zalloc(luf_keytab_size(16, e->nr_cpus));
+	struct luf_freelist *fb = testenv_zalloc(luf_freelist_size(e->nr_cpus));
+	luf_key_t key = uenv_unmap_fold(e, 0, NULL, UMASK(e, 1, 2), RO);
+	int ret;
+
+	assert_int_equal(luf_keytab_init(kb, 16, e->nr_cpus), 0);
+	assert_int_equal(luf_freelist_init(fb, e->l, kb, 0), 0);
+	ret = luf_free(fb, e->pc[0], &e->folios[0].lf, key);
+	free(fb);
+	free(kb);
+	assert_int_equal(ret, -EINVAL);
+	assert_int_equal(e->folios[0].lf.state, LUF_FOLIO_IN_USE);
+}
+
+/* F4: a valid key that no fold ever named was read as an empty set (S1). */
+static void regress_free_with_unfolded_key(void **state)
+{
+	struct uenv *e = *state;
+
+	uenv_unmap_fold(e, 0, NULL, UMASK(e, 1, 2), RO); /* names key 1 */
+	assert_int_equal(luf_free(e->fl, e->pc[0], &e->folios[0].lf, 7), -EINVAL);
+	assert_int_equal(e->folios[0].lf.state, LUF_FOLIO_IN_USE);
+	assert_int_equal(luf_freelist_nr_clean(e->fl) + luf_freelist_nr_pend(e->fl), 0);
+}
+
+/* F5: a local-flush snapshot newer than any ugen made later stamps look done. */
+static void regress_local_flush_future_snapshot(void **state)
+{
+	struct uenv *e = *state;
+	luf_ugen_t before = luf_done_read(e->done, 1);
+
+	assert_int_equal(luf_local_flush_end(e->l, 1, 1000000), -EINVAL);
+	assert_int_equal(luf_done_read(e->done, 1), before);
+}
+
+/* F6: marking ugen 0 ("none") moved done to 0, past the wrap (S1, S4). */
+static void regress_mark_zero_marks_nothing(void **state)
+{
+	struct uenv *e = uenv_reset(state, 4, 16, 4, 512, 0, ULONG_MAX - 1);
+	luf_ugen_t before = luf_done_read(e->done, 3);
+
+	luf_done_mark_cpu(e->done, 3, 0);
+	assert_int_equal(luf_done_read(e->done, 3), before);
+}
+
+/* F7: NULL crashed these instead of returning -EINVAL. */
+static void regress_null_arguments(void **state)
+{
+	struct uenv *e = *state;
+
+	assert_int_equal(luf_batch_add(NULL, UMASK(e, 1), 1, false), -EINVAL);
+	assert_int_equal(luf_batch_add(e->scratch, NULL, 1, false), -EINVAL);
+	assert_int_equal(luf_batch_fold(NULL, e->scratch), -EINVAL);
+	assert_int_equal(luf_batch_fold(e->scratch, NULL), -EINVAL);
+	assert_int_equal(luf_batch_copy(NULL, e->scratch), -EINVAL);
+	assert_int_equal(luf_keytab_check_done(NULL, 1, e->done), -EINVAL);
+	assert_int_equal(luf_keytab_check_done(e->kt, 1, NULL), -EINVAL);
+	assert_int_equal(luf_keytab_fold(NULL, 1, e->scratch, e->done), -EINVAL);
+	assert_int_equal(luf_keytab_fold(e->kt, 1, NULL, e->done), -EINVAL);
+}
+
+/* F8: unknown PTE bits were accepted (and counted) silently. */
+static void regress_unmap_unknown_flags(void **state)
+{
+	struct uenv *e = *state;
+
+	assert_int_equal(luf_unmap(e->pc[0], NULL, UMASK(e, 1), 0x80000000u), -EINVAL);
+	assert_int_equal(luf_unmap(e->pc[0], NULL, UMASK(e, 1), 0x10u | RO), -EINVAL);
+	assert_int_equal(ustat(e, LUF_STAT_NO_FLUSH) + ustat(e, LUF_STAT_DEFERRED), 0);
+	assert_true(luf_batch_empty(e->pc[0]->open));
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -120,6 +234,20 @@ int main(int argc, char **argv)
 	    cmocka_unit_test_setup_teardown(regress_free_with_pcpu_of_other_instance, uenv_setup,
 					    uenv_teardown),
 	    cmocka_unit_test(regress_domain_init_bad_count_writes),
+	    cmocka_unit_test_setup_teardown(regress_batch_add_rejects_high_bits, uenv_setup,
+					    uenv_teardown),
+	    cmocka_unit_test_setup_teardown(regress_foreign_domain_rejected, uenv_setup,
+					    uenv_teardown),
+	    cmocka_unit_test_setup_teardown(regress_free_into_list_of_other_keytab, uenv_setup,
+					    uenv_teardown),
+	    cmocka_unit_test_setup_teardown(regress_free_with_unfolded_key, uenv_setup,
+					    uenv_teardown),
+	    cmocka_unit_test_setup_teardown(regress_local_flush_future_snapshot, uenv_setup,
+					    uenv_teardown),
+	    cmocka_unit_test_setup_teardown(regress_mark_zero_marks_nothing, uenv_setup,
+					    uenv_teardown),
+	    cmocka_unit_test_setup_teardown(regress_null_arguments, uenv_setup, uenv_teardown),
+	    cmocka_unit_test_setup_teardown(regress_unmap_unknown_flags, uenv_setup, uenv_teardown),
 	    cmocka_unit_test_setup_teardown(regress_may_flush_keeps_reserve, uenv_setup,
 					    uenv_teardown),
 	};

@@ -162,6 +162,16 @@ static inline void luf_cpu_relax(void)
 	cpu_relax();
 }
 
+/*
+ * One step of a seqcount reader's wait. A writer holds a spinlock, so it
+ * cannot be preempted while the count is odd: plain cpu_relax() suffices.
+ */
+static inline void luf_spin_wait(unsigned int *spins)
+{
+	(void)spins;
+	cpu_relax();
+}
+
 /* Writers' lock of the shared sets: a spinlock (see the comment at the top). */
 typedef spinlock_t luf_lock_t;
 

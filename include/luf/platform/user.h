@@ -160,6 +160,15 @@ static inline void luf_lock_init(luf_lock_t *l)
 
 /* Take @l (acquire): spin briefly, then yield until it is free. */
 /* Take @l (acquire): spin briefly, then yield until it is free. */
+/* One step of a bounded spin: pause 128 times, then yield the processor. */
+static inline void luf_spin_wait(unsigned int *spins)
+{
+	if (++*spins < 128)
+		luf_cpu_relax();
+	else
+		sched_yield();
+}
+
 static inline void luf_lock(luf_lock_t *l)
 {
 	unsigned int spins = 0;
@@ -167,12 +176,8 @@ static inline void luf_lock(luf_lock_t *l)
 	for (;;) {
 		if (!atomic_exchange_explicit(&l->v, 1, memory_order_acquire))
 			return;
-		while (atomic_load_explicit(&l->v, memory_order_relaxed)) {
-			if (++spins < 128)
-				luf_cpu_relax();
-			else
-				sched_yield();
-		}
+		while (atomic_load_explicit(&l->v, memory_order_relaxed))
+			luf_spin_wait(&spins);
 	}
 }
 
