@@ -158,8 +158,6 @@ static inline void luf_lock_init(luf_lock_t *l)
 	atomic_init(&l->v, 0);
 }
 
-/* Take @l (acquire): spin briefly, then yield until it is free. */
-/* Take @l (acquire): spin briefly, then yield until it is free. */
 /* One step of a bounded spin: pause 128 times, then yield the processor. */
 static inline void luf_spin_wait(unsigned int *spins)
 {
@@ -169,6 +167,7 @@ static inline void luf_spin_wait(unsigned int *spins)
 		sched_yield();
 }
 
+/* Take @l (acquire): spin briefly, then yield until it is free. */
 static inline void luf_lock(luf_lock_t *l)
 {
 	unsigned int spins = 0;
