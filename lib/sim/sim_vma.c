@@ -57,12 +57,31 @@ static void sim_commit(struct luf_sim *sim, unsigned int dom, unsigned int page,
 	sim_unlock_dom(sim, dom);
 }
 
+/*
+ * A downgrade that lowers nothing itself must still flush while another
+ * protection change of the domain has lowered PTEs and not yet flushed them
+ * (flush_pending): the PTE it finds read-only may be cached writable still,
+ * and its commit would declare the page read-only too early. The kernel
+ * serialises mprotect on mmap_lock; the sim drops the domain lock before its
+ * shootdown, so it flushes instead, as tlb_finish_mmu() does when
+ * mm_tlb_flush_nested():
+ *
+ *   CPU0 (mprotect P read-only)           CPU1 (mprotect P read-only)
+ *   lock; PTE writable -> read-only;
+ *   flush_pending++; unlock
+ *   (shootdown not yet reached CPU2)
+ *                                         lock; PTE already read-only:
+ *                                         nothing lowered, no flush; unlock
+ *                                         commit: P is PROT_READ; return
+ *   -- CPU2 writes P through its stale writable entry: S2 --
+ *   flush CPU2 (too late)
+ */
 int luf_sim_mprotect(struct luf_sim *sim, unsigned int cpu, unsigned int dom, unsigned int page,
 		     unsigned int npages, unsigned int prot)
 {
 	struct luf_pcpu *pc;
 	uint32_t gens[LUF_SIM_MAX_RANGE];
-	bool lowered = false;
+	bool lowered = false, nested;
 	int ret;
 
 	if (!sim_cpu_ok(sim, cpu) || !sim_range_ok(sim, dom, page, npages) ||
@@ -85,6 +104,8 @@ int luf_sim_mprotect(struct luf_sim *sim, unsigned int cpu, unsigned int dom, un
 		sim_unlock_dom(sim, dom);
 		return sim_leave(sim, cpu, ret);
 	}
+	/* Raised under this lock by a change before us; dropped only after its flush. */
+	nested = prot != LUF_SIM_PROT_RW && atomic_load(&sim->doms[dom].flush_pending);
 	for (unsigned int i = 0; i < npages; i++) {
 		struct sim_slot *s = sim_slot(sim, dom, page + i);
 		uint64_t pte = sim_load(&s->pte), npte = sim_prot_pte(pte, prot);
@@ -106,10 +127,10 @@ int luf_sim_mprotect(struct luf_sim *sim, unsigned int cpu, unsigned int dom, un
 		sim_store(&s->pte, npte);
 	}
 	sim_unlock_dom(sim, dom);
-	if (lowered) {
+	if (lowered || nested)
 		sim_flush_mm(sim, cpu, dom);
+	if (lowered)
 		atomic_fetch_sub(&sim->doms[dom].flush_pending, 1);
-	}
 	sim_commit(sim, dom, page, npages, gens, prot, false);
 	return sim_leave(sim, cpu, 0);
 }
