@@ -98,6 +98,8 @@
 #define luf_cpumask_valid luf_cpumask_valid_inline
 #define luf_cpumask_set_cpu_atomic luf_cpumask_set_cpu_atomic_inline
 #define luf_cpumask_clear_cpu_atomic luf_cpumask_clear_cpu_atomic_inline
+#define luf_stats_nr_pend luf_stats_nr_pend_inline
+#define luf_stats_nr_clean luf_stats_nr_clean_inline
 
 #elif LUF_API_PHASE == 1
 #undef LUF_API_PHASE
@@ -176,6 +178,8 @@
 #undef luf_cpumask_valid
 #undef luf_cpumask_set_cpu_atomic
 #undef luf_cpumask_clear_cpu_atomic
+#undef luf_stats_nr_pend
+#undef luf_stats_nr_clean
 
 #if defined(__GNUC__)
 #define LUF_EXPORT __attribute__((visibility("default")))
@@ -260,7 +264,9 @@
 	LUF_API(int, luf_local_flush_end, (struct luf *l, unsigned int cpu, luf_ugen_t snap), (l, cpu, snap), return) \
 	LUF_API(bool, luf_cpumask_valid, (const luf_aulong *m, unsigned int nr_cpus), (m, nr_cpus), return) \
 	LUF_API(int, luf_cpumask_set_cpu_atomic, (luf_aulong *m, unsigned int nr_cpus, unsigned int cpu), (m, nr_cpus, cpu), return) \
-	LUF_API(int, luf_cpumask_clear_cpu_atomic, (luf_aulong *m, unsigned int nr_cpus, unsigned int cpu), (m, nr_cpus, cpu), return)
+	LUF_API(int, luf_cpumask_clear_cpu_atomic, (luf_aulong *m, unsigned int nr_cpus, unsigned int cpu), (m, nr_cpus, cpu), return) \
+	LUF_API(long, luf_stats_nr_pend, (const struct luf_stats_cpu *s, unsigned int nr_cpus), (s, nr_cpus), return) \
+	LUF_API(long, luf_stats_nr_clean, (const struct luf_stats_cpu *s, unsigned int nr_cpus), (s, nr_cpus), return)
 
 #define LUF_API_DECLARE(ret, name, params, args, r) LUF_EXPORT ret name params;
 LUF_API_LIST(LUF_API_DECLARE)

@@ -199,7 +199,6 @@ static inline int luf_free_at(struct luf_freelist *fl, struct luf_pcpu *pc, stru
 		fl->clean = f;
 		fl->nr_clean++;
 		luf_stat_inc(pc->stats, LUF_STAT_FREE_CLEAN);
-		luf_stat_inc(pc->stats, LUF_STAT_NR_CLEAN);
 	} else {
 		f->state = LUF_FOLIO_PEND;
 		f->next = NULL;
@@ -207,7 +206,6 @@ static inline int luf_free_at(struct luf_freelist *fl, struct luf_pcpu *pc, stru
 		fl->pend_tail = &f->next;
 		fl->nr_pend++;
 		luf_stat_inc(pc->stats, LUF_STAT_FREE_PEND);
-		luf_stat_inc(pc->stats, LUF_STAT_NR_PEND);
 	}
 	return 0;
 }
@@ -222,8 +220,7 @@ static inline void luf_freelist_release_pend(struct luf_freelist *fl, struct luf
 	*fl->pend_tail = fl->clean;
 	fl->clean = fl->pend;
 	fl->nr_clean += fl->nr_pend;
-	luf_stat_add(pc->stats, LUF_STAT_NR_CLEAN, (long)fl->nr_pend);
-	luf_stat_add(pc->stats, LUF_STAT_NR_PEND, -(long)fl->nr_pend);
+	luf_stat_add(pc->stats, LUF_STAT_PEND_RELEASED, (long)fl->nr_pend);
 	fl->pend = NULL;
 	fl->pend_tail = &fl->pend;
 	fl->nr_pend = 0;
@@ -301,7 +298,6 @@ static inline int luf_alloc_at(struct luf_freelist *fl, struct luf_pcpu *pc, uns
 	f->state = LUF_FOLIO_IN_USE;
 	luf_folio_track(f, file, line);
 	luf_stat_inc(pc->stats, LUF_STAT_ALLOC_CLEAN);
-	luf_stat_add(pc->stats, LUF_STAT_NR_CLEAN, -1);
 	*out = f;
 	return 0;
 }

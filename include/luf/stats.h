@@ -48,8 +48,7 @@ enum luf_stat_item {
 	LUF_STAT_ALLOC_FLUSH,	 /* allocations that flushed the pend list */
 	LUF_STAT_ALLOC_DONE,	 /* pend list found flushed already (diet): no flush */
 	LUF_STAT_ALLOC_FAIL,	 /* allocations that returned an error */
-	LUF_STAT_NR_PEND,	 /* gauge: folios on pend lists (sum over CPUs) */
-	LUF_STAT_NR_CLEAN,	 /* gauge: folios on clean lists (sum over CPUs) */
+	LUF_STAT_PEND_RELEASED,	 /* pend folios moved to clean (flushed, or found done) */
 	LUF_STAT_ABORT,		 /* first of LUF_ABORT_NR_CAUSES counters, one per cause */
 	LUF_STAT_NR_ITEMS = LUF_STAT_ABORT + LUF_ABORT_NR_CAUSES
 };
@@ -102,6 +101,30 @@ static inline long luf_stats_sum(const struct luf_stats_cpu *s, unsigned int nr_
 	for (unsigned int c = 0; c < nr_cpus; c++)
 		sum += luf_load_relaxed(&s[c].v[item]);
 	return (long)sum;
+}
+
+/**
+ * luf_stats_nr_pend() - folios on pend lists now, summed over @nr_cpus
+ * CPUs' blocks. Derived from the event counts (frees to pend minus pend
+ * folios released), so the free path keeps no separate gauge.
+ * Return: a count of folios; a lock-free snapshot while writers run.
+ */
+static inline long luf_stats_nr_pend(const struct luf_stats_cpu *s, unsigned int nr_cpus)
+{
+	return luf_stats_sum(s, nr_cpus, LUF_STAT_FREE_PEND) -
+	       luf_stats_sum(s, nr_cpus, LUF_STAT_PEND_RELEASED);
+}
+
+/**
+ * luf_stats_nr_clean() - folios on clean lists now, summed over @nr_cpus
+ * CPUs' blocks: frees to clean plus released pend folios minus
+ * allocations. Return: a count of folios; a lock-free snapshot.
+ */
+static inline long luf_stats_nr_clean(const struct luf_stats_cpu *s, unsigned int nr_cpus)
+{
+	return luf_stats_sum(s, nr_cpus, LUF_STAT_FREE_CLEAN) +
+	       luf_stats_sum(s, nr_cpus, LUF_STAT_PEND_RELEASED) -
+	       luf_stats_sum(s, nr_cpus, LUF_STAT_ALLOC_CLEAN);
 }
 
 #endif /* LUF_STATS_H */

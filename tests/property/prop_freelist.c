@@ -454,11 +454,11 @@ static void check_lists(struct model *m)
 		PASSERT((m->st[f] == M_FREE) == (lf_of(m, f)->state != LUF_FOLIO_IN_USE),
 			"folio %u is %s in the model, state %d in luf", f, mstate_name[m->st[f]],
 			lf_of(m, f)->state);
-	PASSERT(testenv_stat(&m->t, LUF_STAT_NR_CLEAN) == (long)fl->nr_clean &&
-		    testenv_stat(&m->t, LUF_STAT_NR_PEND) == (long)fl->nr_pend,
+	PASSERT(luf_stats_nr_clean(m->t.stats, m->t.nr_cpus) == (long)fl->nr_clean &&
+		    luf_stats_nr_pend(m->t.stats, m->t.nr_cpus) == (long)fl->nr_pend,
 		"gauges: NR_CLEAN %ld NR_PEND %ld, lists %lu %lu",
-		testenv_stat(&m->t, LUF_STAT_NR_CLEAN), testenv_stat(&m->t, LUF_STAT_NR_PEND),
-		fl->nr_clean, fl->nr_pend);
+		luf_stats_nr_clean(m->t.stats, m->t.nr_cpus),
+		luf_stats_nr_pend(m->t.stats, m->t.nr_cpus), fl->nr_clean, fl->nr_pend);
 }
 
 static void op_alloc_may_flush(struct model *m)

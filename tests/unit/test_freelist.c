@@ -40,7 +40,7 @@ static void free_clean_when_done(void **state)
 	assert_int_equal(luf_freelist_nr_clean(e->fl), 3);
 	assert_int_equal(luf_freelist_nr_pend(e->fl), 0);
 	assert_int_equal(ustat(e, LUF_STAT_FREE_CLEAN), 3);
-	assert_int_equal(ustat(e, LUF_STAT_NR_CLEAN), 3);
+	assert_int_equal(luf_stats_nr_clean(e->stats, e->nr_cpus), 3);
 	assert_int_equal(e->folios[2].lf.state, LUF_FOLIO_CLEAN);
 	assert_int_equal(luf_alloc(e->fl, e->pc[0], LUF_ALLOC_MAY_FLUSH, &f), 0);
 	assert_int_equal(ufolio_id(f), 2); /* hottest first */
@@ -49,7 +49,7 @@ static void free_clean_when_done(void **state)
 	assert_int_equal(e->arch.calls, 1);
 	/* An allocated folio may be freed again. */
 	assert_int_equal(luf_free(e->fl, e->pc[0], f, 0), 0);
-	assert_int_equal(ustat(e, LUF_STAT_NR_CLEAN), 2);
+	assert_int_equal(luf_stats_nr_clean(e->stats, e->nr_cpus), 2);
 }
 
 /* 100 folios under one key, then one MAY_FLUSH allocation: exactly one flush. */
