@@ -37,7 +37,7 @@ static void micro_mark_done(struct micro_thread *th)
 {
 	struct luf *l = th->env->t.luf;
 
-	luf_done_mark(l->done, th->mask, l->nr_cpus, luf_ugen_new(&l->ugen));
+	testenv_external_flush(l, th->mask, l->nr_cpus);
 }
 
 /* A set of every CPU of the instance, stamped now (not done yet). */
@@ -73,11 +73,17 @@ static int micro_init_freelist(struct micro_thread *th)
 	return luf_freelist_init(th->fl, t->luf, t->kt, 0) ? -1 : 0;
 }
 
-/* Empty the free list and return every folio to IN_USE (not measured). */
+/*
+ * Empty the free list and return every folio to IN_USE (not measured).
+ * The folios on it are dropped on purpose: the storage is zeroed first,
+ * since luf_freelist_init() refuses a live list (-EBUSY) and
+ * luf_freelist_fini() one that still holds folios.
+ */
 static void micro_reset_freelist(struct micro_thread *th, unsigned int nr)
 {
 	struct testenv *t = &th->env->t;
 
+	memset(th->fl, 0, luf_freelist_size(t->nr_cpus));
 	luf_freelist_init(th->fl, t->luf, t->kt, 0);
 	memset(th->folios, 0, nr * sizeof(*th->folios));
 }
@@ -111,7 +117,7 @@ static int defer_free_init(struct micro_thread *th)
 	if (luf_unmap(th->pc, NULL, th->mask, LUF_PTE_ACCESSIBLE) ||
 	    luf_pcpu_fold(th->pc, &th->key))
 		return -1;
-	return th->key && luf_keytab_check_done(t->kt, th->key, t->done) == 0 ? 0 : -1;
+	return th->key && luf_keytab_check_done(t->kt, th->key) == 0 ? 0 : -1;
 }
 
 static void defer_free_run(struct micro_thread *th, unsigned long n)
@@ -149,10 +155,8 @@ static int defer_free_miss_init(struct micro_thread *th)
 	if (luf_unmap(th->pc, NULL, th->mask, LUF_PTE_ACCESSIBLE) ||
 	    luf_pcpu_fold(th->pc, &th->key2))
 		return -1;
-	return th->key2 && th->key2 != th->key &&
-		       luf_keytab_check_done(t->kt, th->key2, t->done) == 0
-		   ? 0
-		   : -1;
+	return th->key2 && th->key2 != th->key && luf_keytab_check_done(t->kt, th->key2) == 0 ? 0
+											      : -1;
 }
 
 static void defer_free_miss_run(struct micro_thread *th, unsigned long n)
@@ -289,21 +293,20 @@ static int keytab_check_done_init(struct micro_thread *th)
 
 	th->set = micro_full_set(th);
 	th->key = luf_keytab_new_key(t->kt);
-	if (luf_keytab_fold(t->kt, th->key, th->set, t->done))
+	if (__luf_keytab_fold(t->kt, th->key, th->set))
 		return -1;
 	micro_mark_done(th);
-	return luf_keytab_check_done(t->kt, th->key, t->done) == 1 ? 0 : -1;
+	return luf_keytab_check_done(t->kt, th->key) == 1 ? 0 : -1;
 }
 
 static void keytab_check_done_run(struct micro_thread *th, unsigned long n)
 {
 	const struct luf_keytab *kt = th->env->t.kt;
-	const struct luf_done_cpu *d = th->env->t.done;
 	unsigned long ok = 0;
 
 	micro_meter_start(&th->meter);
 	for (unsigned long i = 0; i < n; i++) {
-		ok += (unsigned long)luf_keytab_check_done(kt, th->key, d);
+		ok += (unsigned long)luf_keytab_check_done(kt, th->key);
 		micro_barrier();
 	}
 	micro_meter_stop(&th->meter);

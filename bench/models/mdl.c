@@ -191,12 +191,12 @@ static int setup_luf(struct mdl *m)
 	if (!m->l || !m->ldone || !m->lstats || !m->kt)
 		return -ENOMEM;
 	if (luf_init(m->l, &count_ops, m, m->ldone, m->lstats, 0) ||
-	    luf_keytab_init(m->kt, NR_KEYS, n))
+	    luf_keytab_init(m->kt, m->l, NR_KEYS))
 		return -EINVAL;
 	for (unsigned int d = 0; d < m->cfg.nr_doms; d++) {
 		m->dom[d].mask = zalloc(m, m->words * sizeof(luf_aulong));
 		m->dom[d].ldom = zalloc(m, luf_domain_size(n));
-		if (!m->dom[d].mask || !m->dom[d].ldom || luf_domain_init(m->dom[d].ldom, n))
+		if (!m->dom[d].mask || !m->dom[d].ldom || luf_domain_init(m->dom[d].ldom, m->l))
 			return -ENOMEM;
 	}
 	for (unsigned int c = 0; c < n; c++) {

@@ -76,7 +76,7 @@ static int init(unsigned int threads, unsigned long pool)
 	if (!g.l || !g.done || !g.stats || !g.kt)
 		return -1;
 	if ((ret = luf_init(g.l, &luf_user_ops, &g.u, g.done, g.stats, 0)) ||
-	    (ret = luf_keytab_init(g.kt, 4096, threads)))
+	    (ret = luf_keytab_init(g.kt, g.l, 4096)))
 		return ret;
 	luf_cpumask_clear(g.readers, threads);
 	for (unsigned int t = 0; t < threads; t++)
@@ -98,7 +98,7 @@ static int thread_init(struct peer_thr *t)
 	if (!p)
 		return -1;
 	t->priv = p;
-	luf_user_set_thread_id(t->id);
+	luf_user_set_thread_id(&g.u, t->id);
 	p->pc = zalloc(luf_pcpu_size(g.threads));
 	p->fl = zalloc(luf_freelist_size(g.threads));
 	if (!p->pc || !p->fl ||

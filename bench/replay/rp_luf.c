@@ -100,7 +100,7 @@ int rp_luf_init(struct rp_model *m)
 		return -1;
 	if (luf_init(x->l, &be_ops, x, zalloc_aligned(luf_done_size(n)),
 		     zalloc_aligned(luf_stats_size(n)), 0) ||
-	    luf_keytab_init(x->kt, 4096, n))
+	    luf_keytab_init(x->kt, x->l, 4096))
 		return -1;
 	for (unsigned int c = 0; c < n; c++) {
 		x->pc[c] = zalloc_aligned(luf_pcpu_size(n));
@@ -140,7 +140,7 @@ int rp_luf_mm_init(struct rp_model *m, struct rp_mm *mm)
 	mm->lcpus = zalloc_aligned(luf_cpumask_size(m->nr_cpus));
 	if (!mm->dom || !mm->lcpus)
 		return -1;
-	return luf_domain_init(mm->dom, m->nr_cpus) ? -1 : 0;
+	return luf_domain_init(mm->dom, m->luf->l) ? -1 : 0;
 }
 
 void rp_luf_mm_fini(struct rp_model *m, struct rp_mm *mm)

@@ -296,7 +296,7 @@ static void *worker_main(void *arg)
 	struct worker *w = arg;
 	unsigned long n = opt.frees / opt.threads, own = opt.slots_per;
 
-	luf_user_set_thread_id(w->id);
+	luf_user_set_thread_id(&g.u, w->id);
 	for (unsigned long k = 0; k < own; k++)
 		replace(w, k * opt.threads + w->id); /* first pages: no free yet */
 	w->frees = 0;
@@ -324,7 +324,7 @@ static void setup(void)
 	if ((ret = luf_init(g.l, &luf_user_ops, &g.u, g.done, g.stats, 0)))
 		die("luf_init", ret);
 	g.kt = zalloc(luf_keytab_size(4096, T));
-	if ((ret = luf_keytab_init(g.kt, 4096, T)))
+	if ((ret = luf_keytab_init(g.kt, g.l, 4096)))
 		die("luf_keytab_init", ret);
 	luf_cpumask_clear(g.readers, T);
 	for (unsigned int t = 0; t < T; t++)

@@ -121,7 +121,7 @@ int main(int argc, char **argv)
 	ret = luf_init(l, &count_ops, &arch, zalloc(luf_done_size(nr_cpus)),
 		       zalloc(luf_stats_size(nr_cpus)), 0);
 	kt = zalloc(luf_keytab_size(4096, nr_cpus));
-	ret = ret ? ret : luf_keytab_init(kt, 4096, nr_cpus);
+	ret = ret ? ret : luf_keytab_init(kt, l, 4096);
 	pc = calloc(nr_cpus, sizeof(struct luf_pcpu *));
 	for (unsigned int c = 0; !ret && c < nr_cpus; c++) {
 		pc[c] = zalloc(luf_pcpu_size(nr_cpus));
@@ -136,7 +136,7 @@ int main(int argc, char **argv)
 		unsigned int span = 2 + (unsigned int)(rnd() % (nr_cpus - 1));
 
 		dom[m] = zalloc(luf_domain_size(nr_cpus));
-		ret = luf_domain_init(dom[m], nr_cpus);
+		ret = luf_domain_init(dom[m], l);
 		mm_cpus[m] = zalloc(luf_cpumask_size(nr_cpus));
 		for (unsigned int i = 0; i < span; i++)
 			luf_cpumask_set_cpu(mm_cpus[m], nr_cpus, (unsigned int)(rnd() % nr_cpus));

@@ -279,7 +279,7 @@ static void *caller_main(void *arg)
 	jit_fn *fn;
 	void *code;
 
-	luf_user_set_thread_id(c->id);
+	luf_user_set_thread_id(&g.u, c->id);
 	while (!atomic_load_explicit(&g.stop, memory_order_relaxed)) {
 		c->rng ^= c->rng << 13, c->rng ^= c->rng >> 7, c->rng ^= c->rng << 17;
 		f = (unsigned long)(c->rng % opt.slots);
@@ -328,11 +328,11 @@ static void setup(void)
 	g.pc = zalloc(luf_pcpu_size(n));
 	g.fl = zalloc(luf_freelist_size(n));
 	if ((ret = luf_init(g.l, &luf_user_ops, &g.u, done, stats, 0)) ||
-	    (ret = luf_keytab_init(g.kt, 1024, n)) || (ret = luf_domain_init(g.dom, n)) ||
+	    (ret = luf_keytab_init(g.kt, g.l, 1024)) || (ret = luf_domain_init(g.dom, g.l)) ||
 	    (ret = luf_pcpu_init(g.pc, g.l, g.kt, n - 1, LUF_PCPU_DEFAULT_THRESHOLD)) ||
 	    (ret = luf_freelist_init(g.fl, g.l, g.kt, 0)))
 		die("luf set-up", ret);
-	luf_user_set_thread_id(n - 1);
+	luf_user_set_thread_id(&g.u, n - 1);
 	luf_cpumask_clear(g.callers, n);
 	for (unsigned int t = 0; t + 1 < n; t++)
 		luf_cpumask_set_cpu(g.callers, n, t);

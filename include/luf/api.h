@@ -48,7 +48,6 @@
 #define luf_done_size luf_done_size_inline
 #define luf_done_init luf_done_init_inline
 #define luf_done_read luf_done_read_inline
-#define luf_done_mark luf_done_mark_inline
 #define luf_batch_size luf_batch_size_inline
 #define luf_batch_init luf_batch_init_inline
 #define luf_batch_clear luf_batch_clear_inline
@@ -63,25 +62,29 @@
 #define luf_stats_init luf_stats_init_inline
 #define luf_stats_sum luf_stats_sum_inline
 #define luf_init luf_init_inline
+#define luf_fini luf_fini_inline
 #define luf_flush_batch luf_flush_batch_inline
 #define luf_set_report luf_set_report_inline
 #define luf_flush_received luf_flush_received_inline
 #define luf_keytab_size luf_keytab_size_inline
 #define luf_keytab_init luf_keytab_init_inline
+#define luf_keytab_fini luf_keytab_fini_inline
 #define luf_keytab_new_key luf_keytab_new_key_inline
 #define luf_keytab_check_done luf_keytab_check_done_inline
-#define luf_keytab_fold luf_keytab_fold_inline
 #define luf_domain_size luf_domain_size_inline
 #define luf_domain_init luf_domain_init_inline
+#define luf_domain_fini luf_domain_fini_inline
 #define luf_domain_pending luf_domain_pending_inline
 #define luf_domain_settle luf_domain_settle_inline
 #define luf_pcpu_size luf_pcpu_size_inline
 #define luf_pcpu_init luf_pcpu_init_inline
+#define luf_pcpu_fini luf_pcpu_fini_inline
 #define luf_pcpu_defer luf_pcpu_defer_inline
 #define luf_pcpu_fold luf_pcpu_fold_inline
 #define luf_key_flush luf_key_flush_inline
 #define luf_freelist_size luf_freelist_size_inline
 #define luf_freelist_init luf_freelist_init_inline
+#define luf_freelist_fini luf_freelist_fini_inline
 #define luf_free_at luf_free_at_inline
 #define luf_alloc_at luf_alloc_at_inline
 #define luf_freelist_nr_clean luf_freelist_nr_clean_inline
@@ -92,7 +95,6 @@
 #define luf_abort_key luf_abort_key_inline
 #define luf_abort_domain luf_abort_domain_inline
 #define luf_upgrade_check_at luf_upgrade_check_at_inline
-#define luf_done_mark_cpu luf_done_mark_cpu_inline
 #define luf_local_flush_begin luf_local_flush_begin_inline
 #define luf_local_flush_end luf_local_flush_end_inline
 #define luf_cpumask_valid luf_cpumask_valid_inline
@@ -128,7 +130,6 @@
 #undef luf_done_size
 #undef luf_done_init
 #undef luf_done_read
-#undef luf_done_mark
 #undef luf_batch_size
 #undef luf_batch_init
 #undef luf_batch_clear
@@ -143,25 +144,29 @@
 #undef luf_stats_init
 #undef luf_stats_sum
 #undef luf_init
+#undef luf_fini
 #undef luf_flush_batch
 #undef luf_set_report
 #undef luf_flush_received
 #undef luf_keytab_size
 #undef luf_keytab_init
+#undef luf_keytab_fini
 #undef luf_keytab_new_key
 #undef luf_keytab_check_done
-#undef luf_keytab_fold
 #undef luf_domain_size
 #undef luf_domain_init
+#undef luf_domain_fini
 #undef luf_domain_pending
 #undef luf_domain_settle
 #undef luf_pcpu_size
 #undef luf_pcpu_init
+#undef luf_pcpu_fini
 #undef luf_pcpu_defer
 #undef luf_pcpu_fold
 #undef luf_key_flush
 #undef luf_freelist_size
 #undef luf_freelist_init
+#undef luf_freelist_fini
 #undef luf_free_at
 #undef luf_alloc_at
 #undef luf_freelist_nr_clean
@@ -172,7 +177,6 @@
 #undef luf_abort_key
 #undef luf_abort_domain
 #undef luf_upgrade_check_at
-#undef luf_done_mark_cpu
 #undef luf_local_flush_begin
 #undef luf_local_flush_end
 #undef luf_cpumask_valid
@@ -215,7 +219,6 @@
 	LUF_API(size_t, luf_done_size, (unsigned int nr_cpus), (nr_cpus), return) \
 	LUF_API(void, luf_done_init, (struct luf_done_cpu *d, unsigned int nr_cpus, luf_ugen_t start), (d, nr_cpus, start), ) \
 	LUF_API(luf_ugen_t, luf_done_read, (const struct luf_done_cpu *d, unsigned int cpu), (d, cpu), return) \
-	LUF_API(unsigned long, luf_done_mark, (struct luf_done_cpu *d, const luf_aulong *cpus, unsigned int nr_cpus, luf_ugen_t ugen), (d, cpus, nr_cpus, ugen), return) \
 	LUF_API(size_t, luf_batch_size, (unsigned int nr_cpus), (nr_cpus), return) \
 	LUF_API(int, luf_batch_init, (struct luf_batch *b, unsigned int nr_cpus), (b, nr_cpus), return) \
 	LUF_API(void, luf_batch_clear, (struct luf_batch *b), (b), ) \
@@ -230,25 +233,29 @@
 	LUF_API(void, luf_stats_init, (struct luf_stats_cpu *s, unsigned int nr_cpus), (s, nr_cpus), ) \
 	LUF_API(long, luf_stats_sum, (const struct luf_stats_cpu *s, unsigned int nr_cpus, enum luf_stat_item item), (s, nr_cpus, item), return) \
 	LUF_API(int, luf_init, (struct luf *l, const struct luf_arch_ops *ops, void *arch, struct luf_done_cpu *done, struct luf_stats_cpu *stats, luf_ugen_t start), (l, ops, arch, done, stats, start), return) \
+	LUF_API(int, luf_fini, (struct luf *l), (l), return) \
 	LUF_API(int, luf_flush_batch, (struct luf *l, unsigned int cpu, struct luf_batch *b), (l, cpu, b), return) \
 	LUF_API(void, luf_set_report, (struct luf *l, luf_report_fn *fn), (l, fn), ) \
 	LUF_API(unsigned long, luf_flush_received, (const struct luf *l, unsigned int cpu), (l, cpu), return) \
 	LUF_API(size_t, luf_keytab_size, (unsigned int nr_keys, unsigned int nr_cpus), (nr_keys, nr_cpus), return) \
-	LUF_API(int, luf_keytab_init, (struct luf_keytab *kt, unsigned int nr_keys, unsigned int nr_cpus), (kt, nr_keys, nr_cpus), return) \
+	LUF_API(int, luf_keytab_init, (struct luf_keytab *kt, struct luf *l, unsigned int nr_keys), (kt, l, nr_keys), return) \
+	LUF_API(int, luf_keytab_fini, (struct luf_keytab *kt), (kt), return) \
 	LUF_API(luf_key_t, luf_keytab_new_key, (struct luf_keytab *kt), (kt), return) \
-	LUF_API(int, luf_keytab_check_done, (const struct luf_keytab *kt, unsigned int key, const struct luf_done_cpu *d), (kt, key, d), return) \
-	LUF_API(int, luf_keytab_fold, (struct luf_keytab *kt, unsigned int key, const struct luf_batch *src, const struct luf_done_cpu *d), (kt, key, src, d), return) \
+	LUF_API(int, luf_keytab_check_done, (const struct luf_keytab *kt, unsigned int key), (kt, key), return) \
 	LUF_API(size_t, luf_domain_size, (unsigned int nr_cpus), (nr_cpus), return) \
-	LUF_API(int, luf_domain_init, (struct luf_domain *dom, unsigned int nr_cpus), (dom, nr_cpus), return) \
-	LUF_API(bool, luf_domain_pending, (const struct luf_domain *dom, const struct luf_done_cpu *d), (dom, d), return) \
+	LUF_API(int, luf_domain_init, (struct luf_domain *dom, struct luf *l), (dom, l), return) \
+	LUF_API(int, luf_domain_fini, (struct luf_domain *dom), (dom), return) \
+	LUF_API(bool, luf_domain_pending, (const struct luf_domain *dom), (dom), return) \
 	LUF_API(int, luf_domain_settle, (struct luf *l, unsigned int cpu, struct luf_domain *dom, struct luf_batch *scratch), (l, cpu, dom, scratch), return) \
 	LUF_API(size_t, luf_pcpu_size, (unsigned int nr_cpus), (nr_cpus), return) \
 	LUF_API(int, luf_pcpu_init, (struct luf_pcpu *pc, struct luf *l, struct luf_keytab *kt, unsigned int cpu, unsigned int threshold), (pc, l, kt, cpu, threshold), return) \
+	LUF_API(int, luf_pcpu_fini, (struct luf_pcpu *pc), (pc), return) \
 	LUF_API(int, luf_pcpu_defer, (struct luf_pcpu *pc, struct luf_domain *dom, const luf_aulong *cpus, bool writable), (pc, dom, cpus, writable), return) \
 	LUF_API(int, luf_pcpu_fold, (struct luf_pcpu *pc, luf_key_t *key), (pc, key), return) \
 	LUF_API(int, luf_key_flush, (struct luf_pcpu *pc, unsigned int key), (pc, key), return) \
 	LUF_API(size_t, luf_freelist_size, (unsigned int nr_cpus), (nr_cpus), return) \
 	LUF_API(int, luf_freelist_init, (struct luf_freelist *fl, struct luf *l, struct luf_keytab *kt, unsigned long reserve), (fl, l, kt, reserve), return) \
+	LUF_API(int, luf_freelist_fini, (struct luf_freelist *fl), (fl), return) \
 	LUF_API(int, luf_free_at, (struct luf_freelist *fl, struct luf_pcpu *pc, struct luf_folio *f, unsigned int key, const char *file, int line), (fl, pc, f, key, file, line), return) \
 	LUF_API(int, luf_alloc_at, (struct luf_freelist *fl, struct luf_pcpu *pc, unsigned int flags, struct luf_folio **out, const char *file, int line), (fl, pc, flags, out, file, line), return) \
 	LUF_API(unsigned long, luf_freelist_nr_clean, (const struct luf_freelist *fl), (fl), return) \
@@ -259,7 +266,6 @@
 	LUF_API(int, luf_abort_key, (struct luf_pcpu *pc, unsigned int key, enum luf_abort_cause cause), (pc, key, cause), return) \
 	LUF_API(int, luf_abort_domain, (struct luf_pcpu *pc, struct luf_domain *dom, enum luf_abort_cause cause), (pc, dom, cause), return) \
 	LUF_API(int, luf_upgrade_check_at, (struct luf_pcpu *pc, unsigned int key, const struct luf_domain *dom, const char *file, int line), (pc, key, dom, file, line), return) \
-	LUF_API(unsigned long, luf_done_mark_cpu, (struct luf_done_cpu *d, unsigned int cpu, luf_ugen_t ugen), (d, cpu, ugen), return) \
 	LUF_API(luf_ugen_t, luf_local_flush_begin, (struct luf *l), (l), return) \
 	LUF_API(int, luf_local_flush_end, (struct luf *l, unsigned int cpu, luf_ugen_t snap), (l, cpu, snap), return) \
 	LUF_API(bool, luf_cpumask_valid, (const luf_aulong *m, unsigned int nr_cpus), (m, nr_cpus), return) \

@@ -30,41 +30,90 @@
  * up by luf_domain_init(), settled before any protection change on it.
  */
 struct luf_domain {
-	struct luf_shared set; /* followed by the batch: luf_domain_size() bytes */
+	struct luf *luf;       /* the instance it is bound to */
+	unsigned long magic;   /* __luf_magic(this, LUF_MAGIC_DOMAIN) while live */
+	struct luf_shared set; /* last: its batch follows, luf_domain_size() bytes */
 };
 
-/* Bytes of storage for a domain of @nr_cpus CPUs. */
+/* Bytes of storage for a domain of an instance of @nr_cpus CPUs. */
 static inline size_t luf_domain_size(unsigned int nr_cpus)
 {
-	return luf_shared_size(nr_cpus);
+	return offsetof(struct luf_domain, set) + luf_shared_size(nr_cpus);
+}
+
+/* True iff @dom is a live domain (luf_domain_init() returned 0). */
+static inline bool __luf_domain_live(const struct luf_domain *dom)
+{
+	return dom && dom->magic == __luf_magic(dom, LUF_MAGIC_DOMAIN);
+}
+
+/* True iff @dom is NULL (no domain) or a live domain of instance @l (bad-input check). */
+static inline bool __luf_domain_fits(const struct luf_domain *dom, const struct luf *l)
+{
+	return !dom || (__luf_domain_live(dom) && dom->luf == l);
 }
 
 /**
- * luf_domain_init() - set up a domain with nothing pending.
- * @dom: luf_domain_size(@nr_cpus) bytes. @nr_cpus: the instance's CPU count.
- * Return: 0, or -EINVAL (NULL, or a CPU count out of range).
+ * luf_domain_init() - set up a domain with nothing pending, bound to
+ * instance @l: only @l's per-CPU states may record removals in it or
+ * settle it.
+ * @dom: luf_domain_size(l->nr_cpus) bytes. @l: a live instance.
+ * Return: 0; -EINVAL (NULL, @l not live); -EBUSY if @dom is a live domain
+ * already (luf_domain_fini() it). Nothing is written on error.
  */
-static inline int luf_domain_init(struct luf_domain *dom, unsigned int nr_cpus)
+static inline int luf_domain_init(struct luf_domain *dom, struct luf *l)
 {
-	if (!dom || !nr_cpus || nr_cpus > LUF_MAX_CPUS)
+	if (!dom || !__luf_live(l))
 		return -EINVAL;
-	return luf_shared_init(&dom->set, nr_cpus);
-}
-
-/* True iff @dom is NULL or was set up for @nr_cpus CPUs (bad-input check). */
-static inline bool luf_domain_fits(const struct luf_domain *dom, unsigned int nr_cpus)
-{
-	return !dom || luf_shared_batch(&dom->set)->nr_cpus == nr_cpus;
+	if (__luf_domain_live(dom))
+		return -EBUSY;
+	dom->luf = l;
+	luf_shared_init(&dom->set, l->nr_cpus);
+	dom->magic = __luf_magic(dom, LUF_MAGIC_DOMAIN);
+	return 0;
 }
 
 /**
  * luf_domain_pending() - does the domain still owe a flush?
  * Lock-free and write-free. Return: true iff some CPU in its set has
- * done < the set's ugen.
+ * done < the set's ugen (false for a domain that is not live).
  */
-static inline bool luf_domain_pending(const struct luf_domain *dom, const struct luf_done_cpu *d)
+static inline bool luf_domain_pending(const struct luf_domain *dom)
 {
-	return !luf_shared_check_done(&dom->set, d);
+	return __luf_domain_live(dom) && !luf_shared_check_done(&dom->set, dom->luf->done);
+}
+
+/**
+ * luf_domain_fini() - end a domain (the address space is gone): its
+ * storage may be reused.
+ * Return: 0; -EINVAL if @dom is not live; -EBUSY if a flush is still owed
+ * on it (luf_domain_settle() first: a stale entry of a dead address space
+ * may still reach its folios).
+ */
+static inline int luf_domain_fini(struct luf_domain *dom)
+{
+	if (!__luf_domain_live(dom))
+		return -EINVAL;
+	if (luf_domain_pending(dom))
+		return -EBUSY;
+	dom->magic = 0;
+	return 0;
+}
+
+/* luf_domain_settle(); @flushed as for __luf_flush_batch(). */
+static inline int __luf_domain_settle(struct luf *l, unsigned int cpu, struct luf_domain *dom,
+				      struct luf_batch *scratch, bool *flushed)
+{
+	if (flushed)
+		*flushed = false;
+	if (!__luf_live(l) || !dom || !scratch || cpu >= l->nr_cpus || !__luf_domain_fits(dom, l))
+		return -EINVAL;
+#if defined(LUF_MUTANT_NO_SETTLE)
+	/* Mutant: settles nothing (breaks S2). */
+	return 0;
+#else
+	return __luf_shared_flush(l, cpu, &dom->set, scratch, flushed);
+#endif
 }
 
 /**
@@ -81,21 +130,15 @@ static inline bool luf_domain_pending(const struct luf_domain *dom, const struct
  * May flush (ops->flush) the CPUs of the domain's set that have not
  * flushed since; flushes nothing if diet empties the set.
  * Return: 0 (nothing is pending on @dom any more that was pending at the
- * call), -EINVAL for a bad argument (NULL, a CPU id out of range, a domain
- * of another CPU count), or the flush's error (everything stays
- * pending). Source: Linux flush_tlb_batched_pending().
+ * call), -EINVAL for a bad argument (NULL, an instance or domain that is
+ * not live, a domain of another instance, a CPU id out of range), or the
+ * flush's error (everything stays pending). Source: Linux
+ * flush_tlb_batched_pending().
  */
 static inline int luf_domain_settle(struct luf *l, unsigned int cpu, struct luf_domain *dom,
 				    struct luf_batch *scratch)
 {
-	if (!l || !dom || !scratch || cpu >= l->nr_cpus || !luf_domain_fits(dom, l->nr_cpus))
-		return -EINVAL;
-#if defined(LUF_MUTANT_NO_SETTLE)
-	/* Mutant: settles nothing (breaks S2). */
-	return 0;
-#else
-	return luf_shared_flush(l, cpu, &dom->set, scratch);
-#endif
+	return __luf_domain_settle(l, cpu, dom, scratch, NULL);
 }
 
 #endif /* LUF_DOMAIN_H */

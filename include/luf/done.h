@@ -51,16 +51,21 @@ static inline void luf_done_init(struct luf_done_cpu *d, unsigned int nr_cpus, l
  * luf_done_read() - done[@cpu], with acquire ordering: whatever the flush
  * that raised it did (the TLB invalidation, the barrier) happens before the
  * caller's next access, e.g. its reuse of a folio. Pairs with the release
- * compare-and-swap in luf_done_mark(). @cpu must be < nr_cpus (not checked:
+ * compare-and-swap in __luf_done_mark(). @cpu must be < nr_cpus (not checked:
  * fast path; callers take CPU ids from a checked cpumask).
  */
 static inline luf_ugen_t luf_done_read(const struct luf_done_cpu *d, unsigned int cpu)
 {
+#if defined(LUF_MUTANT_DONE_RELAXED)
+	/* Mutant: no acquire; the reuse may be ordered before the flush it relies on. */
+	return luf_load_relaxed(&d[cpu].done);
+#else
 	return luf_load_acquire(&d[cpu].done);
+#endif
 }
 
-/**
- * luf_done_mark_cpu() - raise done[@cpu] to @ugen unless it is there already.
+/*
+ * __luf_done_mark_cpu() - raise done[@cpu] to @ugen unless it is there already.
  * @d: the done counters. @cpu: < nr_cpus. @ugen: a snapshot taken before
  *     the flush of @cpu that has now completed; never 0.
  *
@@ -69,8 +74,8 @@ static inline luf_ugen_t luf_done_read(const struct luf_done_cpu *d, unsigned in
  * release compare-and-swap publishes the completed flush to luf_done_read().
  * Return: the number of compare-and-swap retries (for LUF_STAT_CAS_RETRY).
  */
-static inline unsigned long luf_done_mark_cpu(struct luf_done_cpu *d, unsigned int cpu,
-					      luf_ugen_t ugen)
+static inline unsigned long __luf_done_mark_cpu(struct luf_done_cpu *d, unsigned int cpu,
+						luf_ugen_t ugen)
 {
 	unsigned long old = luf_load_relaxed(&d[cpu].done), retries = 0;
 
@@ -84,23 +89,25 @@ static inline unsigned long luf_done_mark_cpu(struct luf_done_cpu *d, unsigned i
 	return retries;
 }
 
-/**
- * luf_done_mark() - raise done of every CPU in @cpus to @ugen, after a flush
+/*
+ * __luf_done_mark() - raise done of every CPU in @cpus to @ugen, after a flush
  * of those CPUs that started after @ugen was taken (luf_ugen_new()) has
  * returned successfully; count one flush request received by each.
  * @d: the done counters. @cpus, @nr_cpus: the flushed CPUs. @ugen: the
  *     flusher's snapshot, never 0.
+ * Internal: a caller reporting a flush luf did not send uses
+ * luf_local_flush_end(), which refuses a ugen the source never handed out.
  * Return: the number of compare-and-swap retries (for LUF_STAT_CAS_RETRY).
  */
-static inline unsigned long luf_done_mark(struct luf_done_cpu *d, const luf_aulong *cpus,
-					  unsigned int nr_cpus, luf_ugen_t ugen)
+static inline unsigned long __luf_done_mark(struct luf_done_cpu *d, const luf_aulong *cpus,
+					    unsigned int nr_cpus, luf_ugen_t ugen)
 {
 	unsigned long retries = 0;
 	unsigned int cpu;
 
 	luf_for_each_cpu (cpu, cpus, nr_cpus) {
 		luf_add_relaxed(&d[cpu].received, 1);
-		retries += luf_done_mark_cpu(d, cpu, ugen);
+		retries += __luf_done_mark_cpu(d, cpu, ugen);
 	}
 	return retries;
 }

@@ -70,7 +70,21 @@ struct luf_freelist {
 	unsigned long cache_seq;      /* verdict cache for runs of one key: its seqcount */
 	luf_key_t cache_key;	      /* ... the key (0: no verdict cached) */
 	bool cache_done;	      /* ... and whether its set was done */
+	unsigned long magic;	      /* __luf_magic(this, LUF_MAGIC_FREELIST) while live */
 };
+
+/* True iff @fl is a live free list (luf_freelist_init() returned 0). */
+static inline bool __luf_freelist_live(const struct luf_freelist *fl)
+{
+	return fl && fl->magic == __luf_magic(fl, LUF_MAGIC_FREELIST);
+}
+
+/* True iff @fl and @pc are live and of one instance and key table. */
+static inline bool __luf_freelist_fits(const struct luf_freelist *fl, const struct luf_pcpu *pc)
+{
+	return __luf_freelist_live(fl) && __luf_pcpu_live(pc) && pc->luf == fl->luf &&
+	       pc->kt == fl->kt;
+}
 
 /* Bytes of storage for a free list of an instance of @nr_cpus CPUs. */
 static inline size_t luf_freelist_size(unsigned int nr_cpus)
@@ -80,15 +94,20 @@ static inline size_t luf_freelist_size(unsigned int nr_cpus)
 
 /**
  * luf_freelist_init() - set up an empty free list.
- * @fl: luf_freelist_size(l->nr_cpus) bytes. @l: the instance. @kt: its key
- * table. @reserve: clean folios kept back from callers that may flush.
- * Return: 0, or -EINVAL for NULL or a table of another CPU count.
+ * @fl: luf_freelist_size(l->nr_cpus) bytes. @l: a live instance. @kt: its
+ * key table (bound to @l). @reserve: clean folios kept back from callers
+ * that may flush.
+ * Return: 0; -EINVAL for NULL, an instance or table that is not live, or
+ * a table of another instance; -EBUSY if @fl is live already
+ * (luf_freelist_fini() it). Nothing is written on error.
  */
 static inline int luf_freelist_init(struct luf_freelist *fl, struct luf *l, struct luf_keytab *kt,
 				    unsigned long reserve)
 {
-	if (!fl || !l || !kt || kt->nr_cpus != l->nr_cpus)
+	if (!fl || !__luf_live(l) || !__luf_keytab_live(kt) || kt->luf != l)
 		return -EINVAL;
+	if (__luf_freelist_live(fl))
+		return -EBUSY;
 	fl->luf = l;
 	fl->kt = kt;
 	fl->clean = NULL;
@@ -100,7 +119,24 @@ static inline int luf_freelist_init(struct luf_freelist *fl, struct luf *l, stru
 	fl->cache_key = 0;
 	fl->cache_seq = 0;
 	fl->cache_done = false;
-	return luf_batch_init(fl->pend_set, l->nr_cpus);
+	luf_batch_init(fl->pend_set, l->nr_cpus);
+	fl->magic = __luf_magic(fl, LUF_MAGIC_FREELIST);
+	return 0;
+}
+
+/**
+ * luf_freelist_fini() - end an empty free list: its storage may be reused.
+ * Return: 0; -EINVAL if @fl is not live; -EBUSY if folios are still on it
+ * (take them off with luf_alloc() first: they would be lost).
+ */
+static inline int luf_freelist_fini(struct luf_freelist *fl)
+{
+	if (!__luf_freelist_live(fl))
+		return -EINVAL;
+	if (fl->nr_clean || fl->nr_pend)
+		return -EBUSY;
+	fl->magic = 0;
+	return 0;
 }
 
 /* LUF_DEBUG: report misuse of @f (@what, call site) through the instance's hook; else nothing. */
@@ -130,8 +166,9 @@ static inline void luf_folio_track(struct luf_folio *f, const char *file, int li
  * consistent copy of the key's set (its verdict and the pend set agree),
  * folded into the pend set if not done. Out of line: it runs once per run
  * of frees with one key, and keeps luf_free_at() small enough to inline.
- * Return: 1 done, 0 not done, -EINVAL for a key that no fold ever wrote
- * (seqcount 0): freeing under it would claim a set nobody recorded.
+ * Return: 1 done, 0 not done, -EINVAL for a key that no fold ever named:
+ * freeing under it would claim a set nobody recorded (flushing such a key
+ * writes its entry, but names nothing).
  */
 static luf_noinline_cold int luf_free_lookup(struct luf_freelist *fl, struct luf_pcpu *pc,
 					     struct luf_shared *s, luf_key_t key)
@@ -139,7 +176,7 @@ static luf_noinline_cold int luf_free_lookup(struct luf_freelist *fl, struct luf
 	unsigned long seq = luf_shared_read(s, pc->scratch);
 	bool done;
 
-	if (!seq)
+	if (!__luf_keytab_named(fl->kt, key))
 		return -EINVAL; /* a key no fold has named: its set is unknown */
 	done = luf_batch_check_done(pc->scratch, fl->luf->done);
 	if (!done)
@@ -163,8 +200,9 @@ static luf_noinline_cold int luf_free_lookup(struct luf_freelist *fl, struct luf
  * flush, no shared-line write: a run of frees with one key reads the
  * key's seqcount and links the folio. (Under LUF_DEBUG, a macro records
  * the call site; the function is luf_free_at().)
- * Return: 0; -EINVAL for NULL, a @pc of another instance or key table, a
- * key out of range or one that no luf_pcpu_fold() has named; -EBUSY if @f is
+ * Return: 0; -EINVAL for NULL, a list or @pc that is not live, a @pc of
+ * another instance or key table, a key out of range or one that no
+ * luf_pcpu_fold() has named; -EBUSY if @f is
  * already on a free list (a double free, or a second list). Nothing changes
  * on error.
  */
@@ -173,8 +211,7 @@ static inline int luf_free_at(struct luf_freelist *fl, struct luf_pcpu *pc, stru
 {
 	int done = 1;
 
-	if (!fl || !pc || !f || pc->luf != fl->luf || pc->kt != fl->kt ||
-	    (key && !luf_keytab_valid(fl->kt, key)))
+	if (!__luf_freelist_fits(fl, pc) || !f || (key && !luf_keytab_valid(fl->kt, key)))
 		return -EINVAL;
 	if (f->state != LUF_FOLIO_IN_USE) {
 		luf_freelist_report(fl, "double free (folio already on a free list)", f, file,
@@ -251,8 +288,8 @@ static inline void luf_freelist_release_pend(struct luf_freelist *fl, struct luf
  * call). Both halves of L1 hold: it never fails while pend folios exist,
  * and it never takes a folio the reserve was holding back.
  *
- * Return: 0 and *@out set; -EINVAL for NULL, a @pc of another instance or
- * unknown flags; -EAGAIN (no
+ * Return: 0 and *@out set; -EINVAL for NULL, a list or @pc that is not
+ * live, a @pc of another instance or unknown flags; -EAGAIN (no
  * flag) if only pend folios, still owing a flush, remain; -ENOMEM if no
  * folio may be handed out (empty, or only the reserve for a caller that
  * may flush); or the flush's error, with every pend folio still pend.
@@ -262,10 +299,10 @@ static inline int luf_alloc_at(struct luf_freelist *fl, struct luf_pcpu *pc, uns
 {
 	unsigned long floor;
 	struct luf_folio *f;
+	bool flushed;
 	int ret;
 
-	if (!fl || !pc || !out || pc->luf != fl->luf || pc->kt != fl->kt ||
-	    (flags & ~LUF_ALLOC_MAY_FLUSH))
+	if (!__luf_freelist_fits(fl, pc) || !out || (flags & ~LUF_ALLOC_MAY_FLUSH))
 		return -EINVAL;
 	floor = (flags & LUF_ALLOC_MAY_FLUSH) ? fl->reserve : 0;
 	if (luf_unlikely(fl->nr_clean <= floor)) {
@@ -278,12 +315,14 @@ static inline int luf_alloc_at(struct luf_freelist *fl, struct luf_pcpu *pc, uns
 				luf_stat_inc(pc->stats, LUF_STAT_ALLOC_FAIL);
 				return -EAGAIN;
 			}
-			ret = luf_flush_batch(fl->luf, pc->cpu, fl->pend_set);
+			ret = __luf_flush_batch(fl->luf, pc->cpu, fl->pend_set, &flushed);
 			if (ret) {
 				luf_stat_inc(pc->stats, LUF_STAT_ALLOC_FAIL);
 				return ret;
 			}
-			luf_stat_inc(pc->stats, LUF_STAT_ALLOC_FLUSH);
+			/* Diet may have found it done since the check: count what happened. */
+			luf_stat_inc(pc->stats,
+				     flushed ? LUF_STAT_ALLOC_FLUSH : LUF_STAT_ALLOC_DONE);
 		} else {
 			luf_stat_inc(pc->stats, LUF_STAT_ALLOC_DONE);
 		}

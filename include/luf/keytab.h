@@ -33,6 +33,8 @@ struct luf_keytab {
 	LUF_CACHE_ALIGNED unsigned int nr_keys; /* keys 1..nr_keys-1 are valid */
 	unsigned int nr_cpus;			/* CPUs of every entry's set */
 	size_t stride;				/* bytes per entry, a multiple of LUF_CACHELINE */
+	struct luf *luf;			/* the instance whose done counters judge it */
+	unsigned long magic;			/* __luf_magic(this, LUF_MAGIC_KEYTAB) while live */
 						/* nr_keys entries of stride bytes follow */
 };
 
@@ -50,6 +52,12 @@ static inline size_t luf_keytab_size(unsigned int nr_keys, unsigned int nr_cpus)
 	return sizeof(struct luf_keytab) + (size_t)nr_keys * luf_keytab_stride(nr_cpus);
 }
 
+/* True iff @kt is a live key table (luf_keytab_init() returned 0). */
+static inline bool __luf_keytab_live(const struct luf_keytab *kt)
+{
+	return kt && kt->magic == __luf_magic(kt, LUF_MAGIC_KEYTAB);
+}
+
 /* True iff @key names an entry (0 is "no key" and names none). */
 static inline bool luf_keytab_valid(const struct luf_keytab *kt, unsigned int key)
 {
@@ -63,23 +71,44 @@ static inline struct luf_shared *luf_keytab_entry(const struct luf_keytab *kt, l
 }
 
 /**
- * luf_keytab_init() - set up an empty key table.
- * @kt: luf_keytab_size(@nr_keys, @nr_cpus) bytes, cache-line aligned.
- * @nr_keys: 2..65536 (entry 0 exists but is never used).
- * @nr_cpus: 1..LUF_MAX_CPUS, the instance's CPU count.
- * Return: 0, or -EINVAL (NULL, misaligned, or a count out of range).
+ * luf_keytab_init() - set up an empty key table, bound to instance @l:
+ * only @l's per-CPU states, free lists and done counters may use it (two
+ * instances number their ugens apart, so one cannot judge the other's sets).
+ * @kt: luf_keytab_size(@nr_keys, l->nr_cpus) bytes, cache-line aligned.
+ * @l: a live instance. @nr_keys: 2..65536 (entry 0 exists but is never used).
+ * Return: 0; -EINVAL (NULL, misaligned, a count out of range, @l not
+ * live); -EBUSY if @kt is a live table already (luf_keytab_fini() it).
+ * Nothing is written on error.
  */
-static inline int luf_keytab_init(struct luf_keytab *kt, unsigned int nr_keys, unsigned int nr_cpus)
+static inline int luf_keytab_init(struct luf_keytab *kt, struct luf *l, unsigned int nr_keys)
 {
-	if (!kt || !luf_cacheline_aligned(kt) || nr_keys < 2 || nr_keys > LUF_KEYTAB_MAX_KEYS ||
-	    !nr_cpus || nr_cpus > LUF_MAX_CPUS)
+	if (!kt || !luf_cacheline_aligned(kt) || !__luf_live(l) || nr_keys < 2 ||
+	    nr_keys > LUF_KEYTAB_MAX_KEYS)
 		return -EINVAL;
+	if (__luf_keytab_live(kt))
+		return -EBUSY;
 	luf_store_relaxed(&kt->next, 0);
 	kt->nr_keys = nr_keys;
-	kt->nr_cpus = nr_cpus;
-	kt->stride = luf_keytab_stride(nr_cpus);
+	kt->nr_cpus = l->nr_cpus;
+	kt->stride = luf_keytab_stride(l->nr_cpus);
+	kt->luf = l;
 	for (unsigned int k = 0; k < nr_keys; k++)
-		luf_shared_init(luf_keytab_entry(kt, (luf_key_t)k), nr_cpus);
+		luf_shared_init(luf_keytab_entry(kt, (luf_key_t)k), l->nr_cpus);
+	kt->magic = __luf_magic(kt, LUF_MAGIC_KEYTAB);
+	return 0;
+}
+
+/**
+ * luf_keytab_fini() - end a key table: its storage may be reused. Sets
+ * still pending are forgotten, so call it only once no folio of the table
+ * is on a free list.
+ * Return: 0, or -EINVAL if @kt is not a live table.
+ */
+static inline int luf_keytab_fini(struct luf_keytab *kt)
+{
+	if (!__luf_keytab_live(kt))
+		return -EINVAL;
+	kt->magic = 0;
 	return 0;
 }
 
@@ -97,32 +126,50 @@ static inline luf_key_t luf_keytab_new_key(struct luf_keytab *kt)
 
 /**
  * luf_keytab_check_done() - has every CPU in @key's set flushed?
- * @kt: the table. @key: a key, or 0. @d: done counters.
+ * @kt: the table (its instance's done counters judge). @key: a key, or 0.
  * Lock-free and write-free.
  * Return: 1 if done (always for key 0), 0 if a flush is still owed,
- * -EINVAL for NULL or a key out of range.
+ * -EINVAL for a table that is not live or a key out of range.
  */
-static inline int luf_keytab_check_done(const struct luf_keytab *kt, unsigned int key,
-					const struct luf_done_cpu *d)
+static inline int luf_keytab_check_done(const struct luf_keytab *kt, unsigned int key)
 {
-	if (!kt || !d || key >= kt->nr_keys)
+	if (!__luf_keytab_live(kt) || key >= kt->nr_keys)
 		return -EINVAL;
 	if (!key)
 		return 1;
-	return luf_shared_check_done(luf_keytab_entry(kt, (luf_key_t)key), d);
+	return luf_shared_check_done(luf_keytab_entry(kt, (luf_key_t)key), kt->luf->done);
 }
 
-/**
- * luf_keytab_fold() - fold @src into @key's set (fold on collision).
- * Return: 0, or -EINVAL for NULL, a bad key or a CPU count mismatch
- * (nothing changed).
+/*
+ * __luf_keytab_fold() - fold @src into @key's set (fold on collision) and
+ * mark the key named. Internal: luf_pcpu_fold() is the way in. A writable
+ * batch is refused: it must be flushed, never deferred (S3).
+ * Return: 0, or -EINVAL for NULL, a bad key, a CPU count mismatch or a
+ * writable @src (nothing changed).
  */
-static inline int luf_keytab_fold(struct luf_keytab *kt, unsigned int key,
-				  const struct luf_batch *src, const struct luf_done_cpu *d)
+static inline int __luf_keytab_fold(struct luf_keytab *kt, unsigned int key,
+				    const struct luf_batch *src)
 {
-	if (!kt || !src || !d || !luf_keytab_valid(kt, key) || src->nr_cpus != kt->nr_cpus)
+	struct luf_shared *s;
+
+	if (!__luf_keytab_live(kt) || !src || !luf_keytab_valid(kt, key) ||
+	    src->nr_cpus != kt->nr_cpus || luf_batch_writable(src))
 		return -EINVAL;
-	return luf_shared_fold(luf_keytab_entry(kt, (luf_key_t)key), src, d);
+	if (luf_batch_empty(src))
+		return 0;
+	s = luf_keytab_entry(kt, (luf_key_t)key);
+	luf_shared_write_begin(s);
+	luf_batch_diet(luf_shared_batch(s), kt->luf->done);
+	luf_batch_fold(luf_shared_batch(s), src);
+	luf_store_relaxed(&s->named, 1);
+	luf_shared_write_end(s);
+	return 0;
+}
+
+/* True iff some fold named @key's set (readers after a consistent read of it). */
+static inline bool __luf_keytab_named(const struct luf_keytab *kt, luf_key_t key)
+{
+	return luf_load_relaxed(&luf_keytab_entry(kt, key)->named) != 0;
 }
 
 #endif /* LUF_KEYTAB_H */

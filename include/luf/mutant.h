@@ -19,6 +19,12 @@
  *                                            luf_abort_domain() do nothing (S2)
  *   LUF_MUTANT_UGEN_LT            ugen.h     luf_ugen_before() is a plain <,
  *                                            wrong across the wrap (S4, S1)
+ *   LUF_MUTANT_DONE_RELAXED       done.h     luf_done_read() without acquire:
+ *                                            a reuse is not ordered after the
+ *                                            flush it relies on (S1, memory
+ *                                            order; caught by ThreadSanitizer
+ *                                            in tests/property/tsan_order.c,
+ *                                            not by the sequential checkers)
  *
  * This header only documents them; the switches sit at the lines they
  * change, and including it in a build defines nothing.

@@ -42,7 +42,14 @@ struct luf_pcpu {
 	unsigned int threshold;	     /* fold after this many removals */
 	unsigned int nr_open;	     /* removals since the last fold */
 	luf_key_t key;		     /* key this batch folds into; 0 = none yet */
+	unsigned long magic;	     /* __luf_magic(this, LUF_MAGIC_PCPU) while live */
 };
+
+/* True iff @pc is a live per-CPU state (luf_pcpu_init() returned 0). */
+static inline bool __luf_pcpu_live(const struct luf_pcpu *pc)
+{
+	return pc && pc->magic == __luf_magic(pc, LUF_MAGIC_PCPU);
+}
 
 /* Bytes of storage for one CPU's state, for an instance of @nr_cpus CPUs. */
 static inline size_t luf_pcpu_size(unsigned int nr_cpus)
@@ -53,31 +60,53 @@ static inline size_t luf_pcpu_size(unsigned int nr_cpus)
 /**
  * luf_pcpu_init() - set up CPU @cpu's state.
  * @pc: luf_pcpu_size(l->nr_cpus) bytes (one owner; cache-line aligned
- *      storage keeps CPUs off each other's lines). @l: the instance.
- * @kt: its key table (same CPU count). @cpu: the owner's CPU id.
+ *      storage keeps CPUs off each other's lines). @l: a live instance.
+ * @kt: its key table (bound to @l). @cpu: the owner's CPU id.
  * @threshold: removals per automatic fold, >= 1 (LUF_PCPU_DEFAULT_THRESHOLD).
- * Return: 0, or -EINVAL for NULL, a CPU id >= l->nr_cpus, a table of
- * another CPU count or a zero threshold.
+ * Return: 0; -EINVAL for NULL, an instance or table that is not live, a
+ * table of another instance, a CPU id >= l->nr_cpus or a zero threshold;
+ * -EBUSY if @pc is live already (luf_pcpu_fini() it). Nothing is written
+ * on error.
  */
 static inline int luf_pcpu_init(struct luf_pcpu *pc, struct luf *l, struct luf_keytab *kt,
 				unsigned int cpu, unsigned int threshold)
 {
 	char *p;
 
-	if (!pc || !l || !kt || cpu >= l->nr_cpus || kt->nr_cpus != l->nr_cpus || !threshold)
+	if (!pc || !__luf_live(l) || !__luf_keytab_live(kt) || kt->luf != l || cpu >= l->nr_cpus ||
+	    !threshold)
 		return -EINVAL;
+	if (__luf_pcpu_live(pc))
+		return -EBUSY;
 	p = (char *)(pc + 1);
 	pc->luf = l;
 	pc->kt = kt;
 	pc->stats = &l->stats[cpu];
-	pc->open = (struct luf_batch *)p;
-	pc->scratch = (struct luf_batch *)(p + luf_batch_size(l->nr_cpus));
+	pc->open = (struct luf_batch *)(void *)p;
+	pc->scratch = (struct luf_batch *)(void *)(p + luf_batch_size(l->nr_cpus));
 	pc->cpu = cpu;
 	pc->threshold = threshold;
 	pc->nr_open = 0;
 	pc->key = 0;
 	luf_batch_init(pc->open, l->nr_cpus);
 	luf_batch_init(pc->scratch, l->nr_cpus);
+	pc->magic = __luf_magic(pc, LUF_MAGIC_PCPU);
+	return 0;
+}
+
+/**
+ * luf_pcpu_fini() - end CPU @pc->cpu's state (the CPU goes offline, the
+ * thread exits): its storage may be reused.
+ * Return: 0; -EINVAL if @pc is not live; -EBUSY if removals are still
+ * open on it (luf_pcpu_fold() them first, or they would be lost).
+ */
+static inline int luf_pcpu_fini(struct luf_pcpu *pc)
+{
+	if (!__luf_pcpu_live(pc))
+		return -EINVAL;
+	if (!luf_batch_empty(pc->open) || pc->key)
+		return -EBUSY;
+	pc->magic = 0;
 	return 0;
 }
 
@@ -88,7 +117,7 @@ static inline int luf_pcpu_init(struct luf_pcpu *pc, struct luf *l, struct luf_k
  */
 static inline int luf_pcpu_flush_open(struct luf_pcpu *pc)
 {
-	struct luf *l = pc->luf;
+	bool flushed;
 	int ret;
 
 	if (luf_batch_empty(pc->open)) {
@@ -98,17 +127,21 @@ static inline int luf_pcpu_flush_open(struct luf_pcpu *pc)
 #if !defined(LUF_MUTANT_DEFER_WRITABLE)
 	if (luf_batch_writable(pc->open)) {
 		/* S3: a writable or dirty translation is flushed before any free. */
-		ret = luf_flush_batch(l, pc->cpu, pc->open);
+		ret = __luf_flush_batch(pc->luf, pc->cpu, pc->open, &flushed);
 		if (ret)
 			return ret;
-		luf_stat_inc(pc->stats, LUF_STAT_WRITABLE_FLUSH);
+		if (flushed)
+			luf_stat_inc(pc->stats, LUF_STAT_WRITABLE_FLUSH);
 		pc->nr_open = 0;
 		return 0;
 	}
+#else
+	(void)flushed;
+	luf_store_relaxed(&pc->open->writable, 0); /* the mutant defers it like a read-only one */
 #endif
 	if (!pc->key)
 		pc->key = luf_keytab_new_key(pc->kt);
-	ret = luf_keytab_fold(pc->kt, pc->key, pc->open, l->done);
+	ret = __luf_keytab_fold(pc->kt, pc->key, pc->open);
 	if (ret)
 		return ret;
 	luf_batch_clear(pc->open);
@@ -129,7 +162,8 @@ static inline int luf_pcpu_flush_open(struct luf_pcpu *pc)
  * is released (see luf_unmap() and luf_domain_settle()). No syscall, no allocation; writes only
  * @pc's lines, plus the domain's set when it does not cover this removal
  * yet. Every @threshold calls it folds into the key table (a shared write).
- * Return: 0; -EINVAL for NULL @pc/@cpus, a domain of another CPU count or
+ * Return: 0; -EINVAL for NULL @cpus, a @pc or domain that is not live, a
+ * domain of another instance or
  * bits set at or above nr_cpus (nothing recorded); or the error of a writable batch's flush at the
  * threshold (the removal is recorded and still pending).
  */
@@ -138,8 +172,8 @@ static inline int luf_pcpu_defer(struct luf_pcpu *pc, struct luf_domain *dom,
 {
 	luf_ugen_t stamp;
 
-	if (!pc || !cpus || !luf_cpumask_valid(cpus, pc->luf->nr_cpus) ||
-	    !luf_domain_fits(dom, pc->luf->nr_cpus))
+	if (!__luf_pcpu_live(pc) || !cpus || !luf_cpumask_valid(cpus, pc->luf->nr_cpus) ||
+	    !__luf_domain_fits(dom, pc->luf))
 		return -EINVAL;
 	stamp = luf_ugen_stamp(&pc->luf->ugen);
 	if (dom && !luf_shared_covers(&dom->set, cpus, stamp, writable))
@@ -160,14 +194,15 @@ static inline int luf_pcpu_defer(struct luf_pcpu *pc, struct luf_domain *dom,
  *
  * Free the folios of the batch with this key. The next defer starts a new
  * key. May flush (a writable batch).
- * Return: 0, -EINVAL for NULL, or the flush's error (*@key is then not set
+ * Return: 0, -EINVAL for NULL or a @pc that is not live, or the flush's
+ * error (*@key is then not set
  * and the batch stays open: do not free its folios).
  */
 static inline int luf_pcpu_fold(struct luf_pcpu *pc, luf_key_t *key)
 {
 	int ret;
 
-	if (!pc || !key)
+	if (!__luf_pcpu_live(pc) || !key)
 		return -EINVAL;
 	ret = luf_pcpu_flush_open(pc);
 	if (ret)
@@ -177,26 +212,34 @@ static inline int luf_pcpu_fold(struct luf_pcpu *pc, luf_key_t *key)
 	return 0;
 }
 
-/**
- * luf_key_flush() - flush what @key's set still needs, now.
- * @pc: this CPU's state (its open set is folded first, so a removal this
- *      CPU deferred under @key is included). @key: a key, or 0 (no-op).
- * May flush. Return: 0, -EINVAL for a bad key, or the flush's error
- * (everything stays pending).
- */
-static inline int luf_key_flush(struct luf_pcpu *pc, unsigned int key)
+/* luf_key_flush(); @flushed as for __luf_flush_batch(). */
+static inline int __luf_key_flush(struct luf_pcpu *pc, unsigned int key, bool *flushed)
 {
 	int ret;
 
-	if (!pc || (key && !luf_keytab_valid(pc->kt, key)))
+	if (flushed)
+		*flushed = false;
+	if (!__luf_pcpu_live(pc) || (key && !luf_keytab_valid(pc->kt, key)))
 		return -EINVAL;
 	if (!key)
 		return 0;
 	ret = luf_pcpu_flush_open(pc);
 	if (ret)
 		return ret;
-	return luf_shared_flush(pc->luf, pc->cpu, luf_keytab_entry(pc->kt, (luf_key_t)key),
-				pc->scratch);
+	return __luf_shared_flush(pc->luf, pc->cpu, luf_keytab_entry(pc->kt, (luf_key_t)key),
+				  pc->scratch, flushed);
+}
+
+/**
+ * luf_key_flush() - flush what @key's set still needs, now.
+ * @pc: this CPU's state (its open set is folded first, so a removal this
+ *      CPU deferred under @key is included). @key: a key, or 0 (no-op).
+ * May flush. Return: 0, -EINVAL for a @pc that is not live or a bad key,
+ * or the flush's error (everything stays pending).
+ */
+static inline int luf_key_flush(struct luf_pcpu *pc, unsigned int key)
+{
+	return __luf_key_flush(pc, key, NULL);
 }
 
 #endif /* LUF_PCPU_H */

@@ -38,9 +38,10 @@
  * The entries of the key table and the domains are these.
  */
 struct luf_shared {
-	luf_aulong seq;	 /* even: stable; odd: a writer is changing the set */
-	luf_lock_t lock; /* serialises writers */
-			 /* struct luf_batch follows at luf_shared_batch() */
+	luf_aulong seq;	  /* even: stable; odd: a writer is changing the set */
+	luf_aulong named; /* 1 once a fold named this set (a key table entry) */
+	luf_lock_t lock;  /* serialises writers */
+			  /* struct luf_batch follows at luf_shared_batch() */
 };
 
 /* Bytes for a shared set of @nr_cpus CPUs. */
@@ -59,6 +60,7 @@ static inline struct luf_batch *luf_shared_batch(const struct luf_shared *s)
 static inline int luf_shared_init(struct luf_shared *s, unsigned int nr_cpus)
 {
 	luf_store_relaxed(&s->seq, 0);
+	luf_store_relaxed(&s->named, 0);
 	luf_lock_init(&s->lock);
 	return luf_batch_init(luf_shared_batch(s), nr_cpus);
 }
@@ -162,28 +164,6 @@ static inline bool luf_shared_covers(const struct luf_shared *s, const luf_aulon
 }
 
 /**
- * luf_shared_fold() - fold @src into the shared set (under its lock),
- * dieting the set first so CPUs that flushed since do not accumulate.
- * @s: the set. @src: a batch of the same CPU count. @d: done counters.
- * Return: 0, or -EINVAL for a CPU count mismatch (nothing changed).
- */
-static inline int luf_shared_fold(struct luf_shared *s, const struct luf_batch *src,
-				  const struct luf_done_cpu *d)
-{
-	struct luf_batch *b = luf_shared_batch(s);
-
-	if (b->nr_cpus != src->nr_cpus)
-		return -EINVAL;
-	if (luf_batch_empty(src))
-		return 0;
-	luf_shared_write_begin(s);
-	luf_batch_diet(b, d);
-	luf_batch_fold(b, src);
-	luf_shared_write_end(s);
-	return 0;
-}
-
-/**
  * luf_shared_add() - fold removed translations (@cpus at stamp @ugen) into
  * the shared set, like luf_batch_add() under the set's lock.
  * Return: 0, or -EINVAL for a zero @ugen (nothing changed).
@@ -202,6 +182,27 @@ static inline int luf_shared_add(struct luf_shared *s, const luf_aulong *cpus, l
 	return ret;
 }
 
+/*
+ * Flush what the shared set still needs (see luf_shared_flush());
+ * @flushed as for __luf_flush_batch().
+ */
+static inline int __luf_shared_flush(struct luf *l, unsigned int cpu, struct luf_shared *s,
+				     struct luf_batch *scratch, bool *flushed)
+{
+	int ret;
+
+	if (scratch->nr_cpus != luf_shared_batch(s)->nr_cpus)
+		return -EINVAL;
+	luf_shared_read(s, scratch);
+	ret = __luf_flush_batch(l, cpu, scratch, flushed);
+	if (ret)
+		return ret;
+	luf_shared_write_begin(s);
+	luf_batch_diet(luf_shared_batch(s), l->done);
+	luf_shared_write_end(s);
+	return 0;
+}
+
 /**
  * luf_shared_flush() - flush what the shared set still needs.
  * @l: the instance. @cpu: the caller's CPU id. @s: the set.
@@ -215,18 +216,7 @@ static inline int luf_shared_add(struct luf_shared *s, const luf_aulong *cpus, l
 static inline int luf_shared_flush(struct luf *l, unsigned int cpu, struct luf_shared *s,
 				   struct luf_batch *scratch)
 {
-	int ret;
-
-	if (scratch->nr_cpus != luf_shared_batch(s)->nr_cpus)
-		return -EINVAL;
-	luf_shared_read(s, scratch);
-	ret = luf_flush_batch(l, cpu, scratch);
-	if (ret)
-		return ret;
-	luf_shared_write_begin(s);
-	luf_batch_diet(luf_shared_batch(s), l->done);
-	luf_shared_write_end(s);
-	return 0;
+	return __luf_shared_flush(l, cpu, s, scratch, NULL);
 }
 
 #endif /* LUF_SHARED_H */

@@ -55,18 +55,25 @@ enum luf_unmap_kind {
 /**
  * luf_unmap_classify() - what a removed translation owes.
  * @pte_flags: LUF_PTE_* bits of the translation as it was.
+ *
+ * Every combination has one answer, the most conservative one it allows:
+ * FLUSH_PENDING, WRITABLE or DIRTY (with or without ACCESSIBLE: a writable
+ * or dirty bit on an entry reported inaccessible is contradictory, and a
+ * CPU may still hold it writable) -> LUF_UNMAP_FLUSH; else ACCESSIBLE ->
+ * LUF_UNMAP_DEFER; else (no bit) -> LUF_UNMAP_NO_FLUSH. Bits outside
+ * LUF_PTE_ALL are ignored here and refused by luf_unmap().
  * Return: an enum luf_unmap_kind.
  */
 static inline enum luf_unmap_kind luf_unmap_classify(unsigned int pte_flags)
 {
 	if (pte_flags & LUF_PTE_FLUSH_PENDING)
 		return LUF_UNMAP_FLUSH;
-	if (!(pte_flags & LUF_PTE_ACCESSIBLE))
-		return LUF_UNMAP_NO_FLUSH;
 #if !defined(LUF_MUTANT_DEFER_WRITABLE)
 	if (pte_flags & (LUF_PTE_WRITABLE | LUF_PTE_DIRTY))
 		return LUF_UNMAP_FLUSH;
 #endif
+	if (!(pte_flags & LUF_PTE_ACCESSIBLE))
+		return LUF_UNMAP_NO_FLUSH;
 	return LUF_UNMAP_DEFER;
 }
 
@@ -96,8 +103,8 @@ static inline int luf_unmap(struct luf_pcpu *pc, struct luf_domain *dom, const l
 {
 	enum luf_unmap_kind kind = luf_unmap_classify(pte_flags);
 
-	if (!pc || !cpus || !luf_cpumask_valid(cpus, pc->luf->nr_cpus) ||
-	    !luf_domain_fits(dom, pc->luf->nr_cpus) || (pte_flags & ~LUF_PTE_ALL))
+	if (!__luf_pcpu_live(pc) || !cpus || !luf_cpumask_valid(cpus, pc->luf->nr_cpus) ||
+	    !__luf_domain_fits(dom, pc->luf) || (pte_flags & ~LUF_PTE_ALL))
 		return -EINVAL;
 	if (kind == LUF_UNMAP_NO_FLUSH) {
 		luf_stat_inc(pc->stats, LUF_STAT_NO_FLUSH);
@@ -111,23 +118,31 @@ static inline int luf_unmap(struct luf_pcpu *pc, struct luf_domain *dom, const l
  * key's set now, before the folio is written by another path (file write,
  * poison-on-free, init-on-free, a migration copy into it).
  * @pc: this CPU's state. @key: the folio's key (0: nothing owed).
- * @cause: why; counted in LUF_STAT_ABORT + @cause when a flush was owed.
- * May flush. Return: 0, -EINVAL for a bad key or cause, or the flush's error
- * (still pending: the caller must not write the folio).
+ * @cause: why; counted in LUF_STAT_ABORT + @cause when a flush was sent
+ * and succeeded.
+ * May flush. Return: 0, -EINVAL for a @pc that is not live, a bad key or
+ * cause, or the flush's error (still pending: the caller must not write
+ * the folio).
  */
 static inline int luf_abort_key(struct luf_pcpu *pc, unsigned int key, enum luf_abort_cause cause)
 {
-	if (!pc || (unsigned int)cause >= LUF_ABORT_NR_CAUSES ||
+	bool flushed;
+	int ret;
+
+	if (!__luf_pcpu_live(pc) || (unsigned int)cause >= LUF_ABORT_NR_CAUSES ||
 	    (key && !luf_keytab_valid(pc->kt, key)))
 		return -EINVAL;
 #if defined(LUF_MUTANT_NO_ABORT)
 	/* Mutant: skips the write-upgrade abort (breaks S2). */
+	(void)flushed, (void)ret;
 	return 0;
 #else
-	if (!key || luf_keytab_check_done(pc->kt, key, pc->luf->done) == 1)
+	if (!key || luf_keytab_check_done(pc->kt, key) == 1)
 		return 0;
-	luf_stat_inc(pc->stats, (enum luf_stat_item)(LUF_STAT_ABORT + cause));
-	return luf_key_flush(pc, key);
+	ret = __luf_key_flush(pc, key, &flushed);
+	if (!ret && flushed)
+		luf_stat_inc(pc->stats, (enum luf_stat_item)(LUF_STAT_ABORT + cause));
+	return ret;
 #endif
 }
 
@@ -136,24 +151,30 @@ static inline int luf_abort_key(struct luf_pcpu *pc, unsigned int key, enum luf_
  * settle it before write permission is granted (a write fault, mprotect),
  * or a translation in it is moved (mremap, migration).
  * @pc: this CPU's state. @dom: the domain. @cause: why (counted when a
- * flush was owed).
- * May flush. Return: 0, -EINVAL for NULL, a bad cause or a domain of
- * another CPU count, or the flush's error (still pending: the caller must
- * not grant the write).
+ * flush was sent and succeeded).
+ * May flush. Return: 0, -EINVAL for NULL, a @pc or domain that is not
+ * live, a bad cause or a domain of another instance, or the flush's error
+ * (still pending: the caller must not grant the write).
  */
 static inline int luf_abort_domain(struct luf_pcpu *pc, struct luf_domain *dom,
 				   enum luf_abort_cause cause)
 {
-	if (!pc || !dom || (unsigned int)cause >= LUF_ABORT_NR_CAUSES ||
-	    !luf_domain_fits(dom, pc->luf->nr_cpus))
+	bool flushed;
+	int ret;
+
+	if (!__luf_pcpu_live(pc) || !dom || (unsigned int)cause >= LUF_ABORT_NR_CAUSES ||
+	    !__luf_domain_fits(dom, pc->luf))
 		return -EINVAL;
 #if defined(LUF_MUTANT_NO_ABORT)
+	(void)flushed, (void)ret;
 	return 0;
 #else
-	if (!luf_domain_pending(dom, pc->luf->done))
+	if (!luf_domain_pending(dom))
 		return 0;
-	luf_stat_inc(pc->stats, (enum luf_stat_item)(LUF_STAT_ABORT + cause));
-	return luf_domain_settle(pc->luf, pc->cpu, dom, pc->scratch);
+	ret = __luf_domain_settle(pc->luf, pc->cpu, dom, pc->scratch, &flushed);
+	if (!ret && flushed)
+		luf_stat_inc(pc->stats, (enum luf_stat_item)(LUF_STAT_ABORT + cause));
+	return ret;
 #endif
 }
 
@@ -164,19 +185,20 @@ static inline int luf_abort_domain(struct luf_pcpu *pc, struct luf_domain *dom,
  * @pc: this CPU's state. @key: a folio's key or 0. @dom: a domain or NULL.
  * @file, @line: the call site, for the LUF_DEBUG report.
  * Reads only. Return: 0 if neither owes a flush; -EBUSY if one does;
- * -EINVAL for NULL @pc, a bad key or a domain of another CPU count.
+ * -EINVAL for a @pc or domain that is not live, a bad key or a domain of
+ * another instance.
  */
 static inline int luf_upgrade_check_at(struct luf_pcpu *pc, unsigned int key,
 				       const struct luf_domain *dom, const char *file, int line)
 {
 	int done;
 
-	if (!pc || !luf_domain_fits(dom, pc->luf->nr_cpus))
+	if (!__luf_pcpu_live(pc) || !__luf_domain_fits(dom, pc->luf))
 		return -EINVAL;
-	done = luf_keytab_check_done(pc->kt, key, pc->luf->done);
+	done = luf_keytab_check_done(pc->kt, key);
 	if (done < 0)
 		return done;
-	if (done && (!dom || !luf_domain_pending(dom, pc->luf->done)))
+	if (done && (!dom || !luf_domain_pending(dom)))
 		return 0;
 #if defined(LUF_DEBUG)
 	luf_debug_report(pc->luf, "write-upgrade without abort (a flush is still owed)",

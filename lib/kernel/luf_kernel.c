@@ -15,7 +15,7 @@
  *   g = ++gen               (fully ordered)
  *   on_each_cpu_mask() ---- IPI ---------> luf_kernel_ipi(): flush TLB,
  *     waits for CPU1 <-------------------   seen[1] = max(seen[1], g)
- *   luf_done_mark(f)        [luf]
+ *   __luf_done_mark(f)      [luf]
  *
  * CPUs of the set that are offline get no IPI: an offline CPU holds no
  * translations, and one coming online starts with a flushed TLB.

@@ -69,7 +69,7 @@ static void st_kt_thread(struct st_thread *t)
 		luf_batch_clear(b);
 		s = luf_ugen_stamp(&in->l->ugen);
 		luf_batch_add(b, m, s, false);
-		ST_CHECK(&t->rec, luf_keytab_fold(in->kt, key, b, in->l->done) == 0, "key %u", key);
+		ST_CHECK(&t->rec, __luf_keytab_fold(in->kt, key, b) == 0, "key %u", key);
 
 		/* A consistent copy: never torn, never missing what this thread folded in. */
 		luf_shared_read(luf_keytab_entry(in->kt, (luf_key_t)key), copy);
@@ -84,8 +84,7 @@ static void st_kt_thread(struct st_thread *t)
 		}
 		fresh = luf_keytab_new_key(in->kt);
 		ST_CHECK(&t->rec, luf_keytab_valid(in->kt, fresh), "new key %u", fresh);
-		done =
-		    luf_keytab_check_done(in->kt, p->key_lo + st_rand(&seed) % span, in->l->done);
+		done = luf_keytab_check_done(in->kt, p->key_lo + st_rand(&seed) % span);
 		ST_CHECK(&t->rec, done == 0 || done == 1, "check_done %d", done);
 
 		if ((i & 7) == 7) {
@@ -169,7 +168,7 @@ static void st_pcpu_thread(struct st_thread *t)
 			ST_CHECK(
 			    &t->rec, luf_load_relaxed(&pc->stats->v[LUF_STAT_FOLD]) == folds + 2,
 			    "folds %lu", luf_load_relaxed(&pc->stats->v[LUF_STAT_FOLD]) - folds);
-			ST_CHECK(&t->rec, luf_keytab_check_done(in->kt, key, in->l->done) >= 0, "");
+			ST_CHECK(&t->rec, luf_keytab_check_done(in->kt, key) >= 0, "");
 			ST_CHECK(&t->rec, luf_key_flush(pc, key) == 0, "");
 			t->sum[0]++;
 		}
@@ -260,13 +259,13 @@ void st_domain_settle(struct st_ctx *c, unsigned long arg, struct st_rec *r)
 	atomic_set(&st_reports, 0);
 	need = luf_kernel_gen_stamp(in.k);
 	ST_CHECK(r, luf_pcpu_defer(pc, in.dom, c->sel, false) == 0, "");
-	ST_CHECK(r, luf_domain_pending(in.dom, in.l->done), "deferral not recorded in the domain");
+	ST_CHECK(r, luf_domain_pending(in.dom), "deferral not recorded in the domain");
 	ST_CHECK(r, luf_upgrade_check(pc, 0, in.dom) == -EBUSY, "upgrade allowed while pending");
 	ST_CHECK(r, atomic_read(&st_reports) == ST_REPORTS_EXPECTED(1),
 		 "write-upgrade without abort reported %d times", atomic_read(&st_reports));
 	ST_CHECK(r, luf_domain_settle(in.l, c->nr, in.dom, pc->scratch) == -EINVAL, "bad CPU");
 	ST_CHECK(r, luf_domain_settle(in.l, pc->cpu, in.dom, pc->scratch) == 0, "");
-	ST_CHECK(r, !luf_domain_pending(in.dom, in.l->done), "still pending after settle");
+	ST_CHECK(r, !luf_domain_pending(in.dom), "still pending after settle");
 	ST_CHECK(r, luf_upgrade_check(pc, 0, in.dom) == 0, "");
 	luf_for_each_cpu (cpu, c->sel, c->nr)
 		ST_CHECK(r, luf_kernel_covered(in.k, cpu, need), "CPU %u not flushed", cpu);
@@ -356,7 +355,7 @@ void st_abort(struct st_ctx *c, unsigned long arg, struct st_rec *r)
 		 "%lu IPIs, want %u", luf_kernel_ipis(in.k) - ipis, st_remote(c->sel, c->nr, self));
 	ST_CHECK(r, st_page_reuse_ok(in.k, &pg, c->nr), "abort returned before the flush");
 	ST_CHECK(r, luf_upgrade_check(pc, dom ? 0 : key, dom ? in.dom : NULL) == 0, "");
-	ST_CHECK(r, luf_keytab_check_done(in.kt, key, in.l->done) == 1, "key still pending");
+	ST_CHECK(r, luf_keytab_check_done(in.kt, key) == 1, "key still pending");
 
 	/* Nothing is owed any more: a second abort flushes nothing and counts nothing. */
 	ipis = luf_kernel_ipis(in.k);

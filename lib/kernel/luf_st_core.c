@@ -196,7 +196,7 @@ void st_fold_diet_mark(struct st_ctx *c, unsigned long arg, struct st_rec *r)
 	ST_CHECK(r, flushes == (n == 1 ? 1 : 2), "flushes %ld", flushes);
 	/* mark_done never lowers a counter (S4). */
 	sa = luf_done_read(in.l->done, first);
-	luf_done_mark_cpu(in.l->done, first, sa - 5);
+	__luf_done_mark_cpu(in.l->done, first, sa - 5);
 	ST_CHECK(r, luf_done_read(in.l->done, first) == sa, "done went back");
 	scnprintf(r->info, sizeof(r->info), "IPIs received %lu, flush calls %ld, diet dropped %ld",
 		  luf_kernel_ipis(in.k), atomic_long_read(&in.k->flush_calls),
@@ -314,7 +314,7 @@ void st_checker_catches(struct st_ctx *c, unsigned long arg, struct st_rec *r)
 	ST_CHECK(r, luf_free(fl, pc, &pg.lf, key) == 0 && luf_freelist_nr_pend(fl) == 1, "");
 	ST_CHECK(r, !st_page_reuse_ok(in.k, &pg, c->nr), "checker passes a page nobody flushed");
 
-	luf_done_mark(in.l->done, c->sel, c->nr, luf_ugen_new(&in.l->ugen)); /* the lie */
+	__luf_done_mark(in.l->done, c->sel, c->nr, luf_ugen_new(&in.l->ugen)); /* the lie */
 	ret = luf_alloc(fl, pc, 0, &f);
 	ST_CHECK(r, ret == 0 && f == &pg.lf, "luf did not hand the page out (%d)", ret);
 	ST_CHECK(r, !st_page_reuse_ok(in.k, &pg, c->nr), "violation NOT detected");

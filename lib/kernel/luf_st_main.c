@@ -175,8 +175,8 @@ int st_inst_create(struct st_inst *in, luf_ugen_t start, unsigned int keys)
 	nr = in->l->nr_cpus;
 	in->kt = luf_kernel_zalloc(luf_keytab_size(keys, nr), &in->kt_raw);
 	in->dom = kzalloc(luf_domain_size(nr), GFP_KERNEL);
-	if (!in->kt || !in->dom || luf_keytab_init(in->kt, keys, nr) ||
-	    luf_domain_init(in->dom, nr)) {
+	if (!in->kt || !in->dom || luf_keytab_init(in->kt, in->l, keys) ||
+	    luf_domain_init(in->dom, in->l)) {
 		st_inst_destroy(in);
 		return -ENOMEM;
 	}

@@ -189,7 +189,7 @@ int luf_sim_frame_write(struct luf_sim *sim, unsigned int cpu, unsigned int fram
  * Context switch: a local flush of @cpu's whole TLB. Takes a new ugen
  * before clearing and marks @cpu done with it afterwards
  * (luf_local_flush_begin() / luf_local_flush_end(): luf_ugen_new() and
- * luf_done_mark_cpu()).
+ * __luf_done_mark_cpu()).
  */
 int luf_sim_ctx_switch(struct luf_sim *sim, unsigned int cpu);
 /* Drop @cpu's TLB entry for @page, as a TLB replacement would. -ENOENT if none. */

@@ -110,7 +110,7 @@ static int sim_build_luf(struct luf_sim *sim)
 		return -ENOMEM;
 	if (luf_init(sim->luf, &sim->ops, sim, sim->done, sim->stats, sim->cfg.ugen_start))
 		return -EINVAL;
-	return luf_keytab_init(sim->kt, sim->cfg.nr_keys, n);
+	return luf_keytab_init(sim->kt, sim->luf, sim->cfg.nr_keys);
 }
 
 static int sim_build_cpus(struct luf_sim *sim)
@@ -160,7 +160,7 @@ static int sim_build_domains(struct luf_sim *sim)
 		sd->slots = calloc(sim->cfg.nr_pages, sizeof(*sd->slots));
 		if (!sd->ld || !sd->mask || !sd->slots)
 			return -ENOMEM;
-		if (luf_domain_init(sd->ld, n))
+		if (luf_domain_init(sd->ld, sim->luf))
 			return -EINVAL;
 		for (unsigned int p = 0; p < sim->cfg.nr_pages; p++) {
 			sd->slots[p].prot = LUF_SIM_PROT_RW;

@@ -119,11 +119,13 @@ void sim_flush_mm(struct luf_sim *sim, unsigned int cpu, unsigned int dom)
 	luf_ugen_t g;
 
 	sim_copy_mask(sim, dom, m);
-	g = luf_ugen_new(&sim->luf->ugen);
+	g = luf_local_flush_begin(sim->luf);
 	luf_for_each_cpu (c, m, n) {
 		sim_tlb_flush_cpu(sim, c, c != cpu);
 	}
-	luf_done_mark(sim->done, m, n, g);
+	luf_for_each_cpu (c, m, n) {
+		luf_local_flush_end(sim->luf, c, g);
+	}
 	luf_add_relaxed(&sim->mm_flushes, 1);
 }
 

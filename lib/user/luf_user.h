@@ -237,10 +237,14 @@ unsigned int luf_user_this_cpu(const struct luf_user *u);
 
 /**
  * luf_user_set_thread_id() - give the calling thread its caller CPU id
- * (struct luf_user_config.nr_ids). Thread-local, shared by every backend
- * of the process. Return: 0, or -EINVAL if @id >= LUF_MAX_CPUS.
+ * (struct luf_user_config.nr_ids) in backend @u. Thread-local, shared by
+ * every backend of the process.
+ * Return: 0; -EINVAL if @u is not open, was opened without caller ids
+ * (nr_ids 0: ids come from sched_getcpu()), or @id >= luf_user_nr_cpu_ids(@u)
+ * (the thread would otherwise pass for another CPU and share its
+ * single-owner state).
  */
-int luf_user_set_thread_id(unsigned int id);
+int luf_user_set_thread_id(const struct luf_user *u, unsigned int id);
 
 /* The open backend's kind; LUF_USER_NONE if @u is NULL or not open. */
 enum luf_user_kind luf_user_kind(const struct luf_user *u);

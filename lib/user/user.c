@@ -246,9 +246,9 @@ unsigned int luf_user_this_cpu(const struct luf_user *u)
 	return cpu >= 0 && (unsigned int)cpu < u->nr_cpus ? (unsigned int)cpu : 0;
 }
 
-int luf_user_set_thread_id(unsigned int id)
+int luf_user_set_thread_id(const struct luf_user *u, unsigned int id)
 {
-	if (id >= LUF_MAX_CPUS)
+	if (!u || u->state != LUF_USER_OPEN || !u->thread_ids || id >= u->nr_cpus)
 		return -EINVAL;
 	luf_user_tid = id;
 	return 0;

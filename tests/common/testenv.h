@@ -15,8 +15,8 @@
 struct testenv_arch {
 	unsigned int nr_cpus;
 	unsigned int this_cpu;
-	unsigned long flushes;	       /* successful or not, every ops->flush call */
-	unsigned long cpus_flushed;    /* sum of the weights of the flushed sets */
+	unsigned long flushes;	    /* successful or not, every ops->flush call */
+	unsigned long cpus_flushed; /* sum of the weights of the flushed sets */
 	luf_aulong last_cpus[LUF_CPUMASK_WORDS(LUF_MAX_CPUS)];
 	luf_ugen_t last_ugen_at_flush; /* the source's value while flushing */
 	int fail_next;		       /* >0: fail that many flush calls with -EIO */
@@ -69,9 +69,9 @@ static inline unsigned int testenv_this_cpu(void *arch)
 }
 
 static const struct luf_arch_ops testenv_ops = {
-	.flush = testenv_flush,
-	.nr_cpu_ids = testenv_nr_cpu_ids,
-	.this_cpu = testenv_this_cpu,
+    .flush = testenv_flush,
+    .nr_cpu_ids = testenv_nr_cpu_ids,
+    .this_cpu = testenv_this_cpu,
 };
 
 static inline void *testenv_zalloc(size_t size)
@@ -105,7 +105,7 @@ static inline void testenv_init(struct testenv *t, unsigned int nr_cpus, unsigne
 	if (luf_init(t->luf, &testenv_ops, &t->arch, t->done, t->stats, start))
 		abort();
 	t->kt = testenv_zalloc(luf_keytab_size(nr_keys, nr_cpus));
-	if (luf_keytab_init(t->kt, nr_keys, nr_cpus))
+	if (luf_keytab_init(t->kt, t->luf, nr_keys))
 		abort();
 	t->pc = calloc(nr_cpus, sizeof(*t->pc));
 	for (unsigned int c = 0; c < nr_cpus; c++) {
@@ -117,7 +117,7 @@ static inline void testenv_init(struct testenv *t, unsigned int nr_cpus, unsigne
 	if (luf_freelist_init(t->fl, t->luf, t->kt, reserve))
 		abort();
 	t->dom = testenv_zalloc(luf_domain_size(nr_cpus));
-	if (luf_domain_init(t->dom, nr_cpus))
+	if (luf_domain_init(t->dom, t->luf))
 		abort();
 	t->folios = calloc(nr_folios ? nr_folios : 1, sizeof(*t->folios));
 	for (unsigned int i = 0; i < nr_folios; i++)
@@ -139,13 +139,31 @@ static inline void testenv_destroy(struct testenv *t)
 }
 
 /* A cpumask in a static buffer (LUF_MAX_CPUS bits), filled from a list. */
-static inline luf_aulong *testenv_mask(luf_aulong *m, unsigned int nr_cpus, const unsigned int *cpus,
-				       unsigned int n)
+static inline luf_aulong *testenv_mask(luf_aulong *m, unsigned int nr_cpus,
+				       const unsigned int *cpus, unsigned int n)
 {
 	luf_cpumask_clear(m, nr_cpus);
 	for (unsigned int i = 0; i < n; i++)
 		luf_cpumask_set_cpu(m, nr_cpus, cpus[i]);
 	return m;
+}
+
+/*
+ * A flush of the CPUs of @m that luf did not send (a context switch, a
+ * flush by another path): snapshot, "flush", then report it the checked
+ * way (luf_local_flush_end()). Returns the snapshot.
+ */
+static inline luf_ugen_t testenv_external_flush(struct luf *l, const luf_aulong *m,
+						unsigned int nr_cpus)
+{
+	luf_ugen_t snap = luf_local_flush_begin(l);
+	unsigned int c;
+
+	luf_for_each_cpu (c, m, nr_cpus) {
+		if (luf_local_flush_end(l, c, snap))
+			abort();
+	}
+	return snap;
 }
 
 static inline long testenv_stat(const struct testenv *t, enum luf_stat_item item)

@@ -89,10 +89,10 @@ int main(void)
 
 	CHECK(luf_ugen_before(ULONG_MAX, 1) && !luf_ugen_before(1, ULONG_MAX));
 	CHECK(luf_init(l, &ops, &a, done, stats, ULONG_MAX - 2) == 0);
-	CHECK(luf_keytab_init(kt, 16, NR_CPUS) == 0);
+	CHECK(luf_keytab_init(kt, l, 16) == 0);
 	CHECK(luf_pcpu_init(pc, l, kt, 0, LUF_PCPU_DEFAULT_THRESHOLD) == 0);
 	CHECK(luf_freelist_init(fl, l, kt, 0) == 0);
-	CHECK(luf_domain_init(dom, NR_CPUS) == 0);
+	CHECK(luf_domain_init(dom, l) == 0);
 
 	luf_cpumask_clear(cpus, NR_CPUS);
 	CHECK(luf_cpumask_set_cpu(cpus, NR_CPUS, 1) == 0);
@@ -101,14 +101,14 @@ int main(void)
 	      !luf_can_defer(LUF_PTE_ACCESSIBLE | LUF_PTE_DIRTY));
 	CHECK(luf_unmap(pc, dom, cpus, LUF_PTE_ACCESSIBLE) == 0);
 	CHECK(luf_pcpu_fold(pc, &key) == 0 && key != 0);
-	CHECK(luf_keytab_check_done(kt, key, done) == 0);
-	CHECK(luf_domain_pending(dom, done));
+	CHECK(luf_keytab_check_done(kt, key) == 0);
+	CHECK(luf_domain_pending(dom));
 	CHECK(luf_free(fl, pc, &folio, key) == 0);
 	CHECK(luf_freelist_nr_pend(fl) == 1 && luf_freelist_nr_clean(fl) == 0);
 	CHECK(luf_alloc(fl, pc, 0, &out) == -EAGAIN && a.flushes == 0);
 	CHECK(luf_alloc(fl, pc, LUF_ALLOC_MAY_FLUSH, &out) == 0 && out == &folio);
 	CHECK(a.flushes == 1 && luf_cpumask_equal(a.last, cpus, NR_CPUS));
-	CHECK(luf_keytab_check_done(kt, key, done) == 1);
+	CHECK(luf_keytab_check_done(kt, key) == 1);
 	CHECK(luf_upgrade_check(pc, key, dom) == 0);
 	CHECK(luf_stats_sum(stats, NR_CPUS, LUF_STAT_ALLOC_FLUSH) == 1);
 	CHECK(luf_flush_received(l, 5) == 1 && luf_flush_received(l, 2) == 0);

@@ -20,16 +20,16 @@
  *   batch_fold            luf_batch_fold()           batch.h
  *   check_done            luf_batch_check_done()     batch.h
  *   diet                  luf_batch_diet()           batch.h
- *   mark_loop, next_cpu   luf_done_mark(),           done.h        a relaxed load, then a CAS that
- *                         luf_done_mark_cpu()                      fails if another flusher raced
+ *   mark_loop, next_cpu   __luf_done_mark(),         done.h        a relaxed load, then a CAS that
+ *                         __luf_done_mark_cpu()                    fails if another flusher raced
  *   flush_rest            luf_flush_batch()          flush.h       diet (in the caller's step),
  *                                                                  snapshot, ops->flush (may fail:
  *                                                                  nothing changes), mark on success
  *   ctxsw (Cpu)           luf_local_flush_begin(),   flush.h       a CPU flushing itself for its
  *                         luf_local_flush_end()                    own reasons (context switch)
  *   flush_open            luf_pcpu_flush_open(),     pcpu.h        with luf_keytab_new_key() (round
- *                         luf_keytab_fold(),         keytab.h      robin, skipping 0) and the fold
- *                         luf_shared_fold()          shared.h      under the entry lock: diet, fold
+ *                         __luf_keytab_fold(),       keytab.h      robin, skipping 0) and the fold
+ *                         (diet, fold, name)         keytab.h      under the entry lock: diet, fold
  *   unmap (Cpu)           the caller's PTE clear,    pcpu.h        clear; stamp; add to the open
  *                         luf_pcpu_defer()                         set; fold at THRESH removals
  *   fold_free (Cpu)       luf_pcpu_fold()            pcpu.h        then frees the batch's folios
@@ -118,7 +118,7 @@
  *   MUTANT_UGEN_LT            luf_ugen_before() is a plain <: done stops
  *                             below the wrap, a CPU looks done       (S1)
  *   MUTANT_NO_ABORT           luf_abort_key() does nothing            (S2)
- *   MUTANT_MARK_STORE         luf_done_mark_cpu() stores the snapshot
+ *   MUTANT_MARK_STORE         __luf_done_mark_cpu() stores the snapshot
  *                             without its compare-and-swap loop       (S4)
  *   MUTANT_NO_PROGRESS        a MAY_FLUSH allocation gets -EAGAIN like
  *                             one that may not flush (with LIVENESS)  (L1)
@@ -337,7 +337,7 @@ inline diet(bc, bu)
 /* ------------------------------------------ ugen.h, done.h, flush.h */
 
 /*
- * The relaxed load of luf_done_mark_cpu() for the first CPU of bc at or
+ * The relaxed load of __luf_done_mark_cpu() for the first CPU of bc at or
  * after mi; mi == NCPU when none is left (the mark is complete).
  */
 inline next_cpu(bc)
@@ -353,7 +353,7 @@ inline next_cpu(bc)
 }
 
 /*
- * luf_done_mark() of bc to hsnap[me], from the load next_cpu() did: CAS;
+ * __luf_done_mark() of bc to hsnap[me], from the load next_cpu() did: CAS;
  * if another flusher changed done since the load, the CAS fails and loads
  * the new value; stop at a CPU once done is not before the snapshot.
  */
@@ -505,7 +505,7 @@ inline flush_open()
 			pkey[me] = knext + 1
 		:: else -> skip
 		fi;
-		/* luf_keytab_fold() -> luf_shared_fold(): diet, then fold */
+		/* __luf_keytab_fold(): diet, then fold */
 		diet(kcpus[pkey[me] - 1], kugen[pkey[me] - 1]);
 		batch_fold(kcpus[pkey[me] - 1], kugen[pkey[me] - 1], ocpus[me], ougen[me]);
 		if	/* the write bumped the seqcount */

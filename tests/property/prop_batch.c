@@ -241,7 +241,7 @@ static void diet_round(struct prop_rng *r, struct diet_world *w)
 
 	if (!u)
 		u = 1;
-	/* Done counters at u + delta[c], raised by luf_done_mark() from far behind. */
+	/* Done counters at u + delta[c], raised by __luf_done_mark() from far behind. */
 	luf_done_init(w->d, nr, u - (1UL << 41));
 	luf_cpumask_clear(m, nr);
 	for (unsigned int c = 0; c < nr; c++) {
@@ -252,12 +252,12 @@ static void diet_round(struct prop_rng *r, struct diet_world *w)
 			w->delta[c] += w->delta[c] < 0 ? -1 : 1;
 		v = u + (unsigned long)w->delta[c];
 		luf_cpumask_set_cpu(m, nr, c);
-		luf_done_mark(w->d, m, nr, v);
+		__luf_done_mark(w->d, m, nr, v);
 		PASSERT(luf_done_read(w->d, c) == v, "mark_done: cpu %u at %lu, want %lu", c,
 			luf_done_read(w->d, c), v);
 		older = v - 1 - (unsigned long)prop_below(r, 1000);
 		if (older) {
-			luf_done_mark(w->d, m, nr, older);
+			__luf_done_mark(w->d, m, nr, older);
 			PASSERT(luf_done_read(w->d, c) == v,
 				"S4: mark_done(%lu) moved cpu %u back from %lu to %lu", older, c, v,
 				luf_done_read(w->d, c));

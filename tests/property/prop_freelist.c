@@ -349,7 +349,7 @@ static void op_key(struct model *m)
 			ret);
 		return;
 	}
-	PASSERT(luf_keytab_check_done(m->t.kt, k, m->t.done) == 1, "key %u pending after flush", k);
+	PASSERT(luf_keytab_check_done(m->t.kt, k) == 1, "key %u pending after flush", k);
 	if (k)
 		check_key_settled(m, k,
 				  abort ? "S2: stale after luf_abort_key"
@@ -372,14 +372,13 @@ static void op_settle(struct model *m)
 		PASSERT(ret == -EIO && injected(m, failed0), "settle returned %d", ret);
 		return;
 	}
-	PASSERT(!luf_domain_pending(m->t.dom, m->t.done), "domain pending after settle");
+	PASSERT(!luf_domain_pending(m->t.dom), "domain pending after settle");
 	check_row(m, m->stale_dom, NO_FOLIO, "S2: stale translation of the domain after settle");
 }
 
 /* A flush from outside luf (a context switch): snapshot, flush, mark. */
 static void op_external_flush(struct model *m)
 {
-	luf_ugen_t snap = luf_ugen_new(&m->t.luf->ugen);
 	prop_mask_t mask;
 	unsigned int c;
 
@@ -388,7 +387,7 @@ static void op_external_flush(struct model *m)
 	luf_for_each_cpu (c, mask, m->nr) {
 		m->last_flush[c] = m->now;
 	}
-	luf_done_mark(m->t.done, mask, m->nr, snap);
+	testenv_external_flush(m->t.luf, mask, m->nr);
 }
 
 /* Misuse changes nothing: a double free, a bad key, bad flags. */

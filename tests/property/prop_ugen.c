@@ -144,15 +144,15 @@ static void wrap_round(struct wctx *w, unsigned int round)
 	if (luf_cpumask_empty(m, w->nr))
 		luf_cpumask_set_cpu(m, w->nr, x);
 	/* A flush of exactly these CPUs just before the unmap. */
-	luf_done_mark(t->done, m, w->nr, luf_ugen_new(&t->luf->ugen));
+	testenv_external_flush(t->luf, m, w->nr);
 	stamp = luf_ugen_stamp(&t->luf->ugen);
 	PASSERT(luf_unmap(t->pc[x], t->dom, m, LUF_PTE_ACCESSIBLE) == 0, "round %u: unmap", round);
 	PASSERT(luf_pcpu_fold(t->pc[x], &key) == 0 && key, "round %u: fold gave key %u", round,
 		key);
-	PASSERT(luf_keytab_check_done(t->kt, key, t->done) == 0,
+	PASSERT(luf_keytab_check_done(t->kt, key) == 0,
 		"round %u: key done right after the unmap (stamp %lu, current %lu)", round, stamp,
 		luf_ugen_current(&t->luf->ugen));
-	PASSERT(luf_domain_pending(t->dom, t->done), "round %u: domain not pending", round);
+	PASSERT(luf_domain_pending(t->dom), "round %u: domain not pending", round);
 	PASSERT(luf_free(t->fl, t->pc[x], f, key) == 0 && f->state == LUF_FOLIO_PEND,
 		"round %u: free: state %d, want pend (stamp %lu)", round, f->state, stamp);
 	check_done_monotonic(w, "after free");
@@ -166,7 +166,7 @@ static void wrap_round(struct wctx *w, unsigned int round)
 			"round %u: failed flush not reported", round);
 		PASSERT(f->state == LUF_FOLIO_PEND && luf_freelist_nr_pend(t->fl) == 1,
 			"round %u: failed flush released the folio", round);
-		PASSERT(luf_keytab_check_done(t->kt, key, t->done) == 0,
+		PASSERT(luf_keytab_check_done(t->kt, key) == 0,
 			"round %u: failed flush marked done", round);
 		check_done_monotonic(w, "after failed flush");
 	}
@@ -191,8 +191,7 @@ static void wrap_round(struct wctx *w, unsigned int round)
 			"round %u: alloc after settle failed or flushed", round);
 	}
 	PASSERT(f->state == LUF_FOLIO_IN_USE, "round %u: allocated folio not in use", round);
-	PASSERT(luf_keytab_check_done(t->kt, key, t->done) == 1 &&
-		    !luf_domain_pending(t->dom, t->done),
+	PASSERT(luf_keytab_check_done(t->kt, key) == 1 && !luf_domain_pending(t->dom),
 		"round %u: still pending after the flush", round);
 	for (unsigned int c = 0; c < w->nr; c++)
 		if (luf_cpumask_test_cpu(m, w->nr, c))

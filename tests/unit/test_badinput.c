@@ -71,20 +71,26 @@ static void bad_luf_init(void **state)
 
 static void bad_keytab_init(void **state)
 {
-	size_t sz = luf_keytab_size(4, 4);
+	struct uenv *e = *state;
+	size_t sz = luf_keytab_size(4, e->nr_cpus);
 	unsigned char *kb = poisoned(sz);
 	struct luf_keytab *kt = (struct luf_keytab *)(void *)kb;
+	struct luf *dead = testenv_zalloc(sizeof(*dead));
 
-	(void)state;
-	assert_int_equal(luf_keytab_init(NULL, 4, 4), -EINVAL);
-	assert_int_equal(luf_keytab_init((struct luf_keytab *)(void *)(kb + 8), 4, 4), -EINVAL);
-	assert_int_equal(luf_keytab_init(kt, 0, 4), -EINVAL);
-	assert_int_equal(luf_keytab_init(kt, 1, 4), -EINVAL);
-	assert_int_equal(luf_keytab_init(kt, LUF_KEYTAB_MAX_KEYS + 1, 4), -EINVAL);
-	assert_int_equal(luf_keytab_init(kt, 4, 0), -EINVAL);
-	assert_int_equal(luf_keytab_init(kt, 4, LUF_MAX_CPUS + 1), -EINVAL);
+	assert_int_equal(luf_keytab_init(NULL, e->l, 4), -EINVAL);
+	assert_int_equal(luf_keytab_init((struct luf_keytab *)(void *)(kb + 8), e->l, 4), -EINVAL);
+	assert_int_equal(luf_keytab_init(kt, e->l, 0), -EINVAL);
+	assert_int_equal(luf_keytab_init(kt, e->l, 1), -EINVAL);
+	assert_int_equal(luf_keytab_init(kt, e->l, LUF_KEYTAB_MAX_KEYS + 1), -EINVAL);
+	assert_int_equal(luf_keytab_init(kt, NULL, 4), -EINVAL);
+	assert_int_equal(luf_keytab_init(kt, dead, 4), -EINVAL); /* never initialised */
 	assert_poisoned(kb, sz);
-	assert_int_equal(luf_keytab_init(kt, 4, 4), 0);
+	assert_int_equal(luf_keytab_init(kt, e->l, 4), 0);
+	assert_int_equal(luf_keytab_init(kt, e->l, 4), -EBUSY);
+	assert_int_equal(luf_keytab_fini(kt), 0);
+	assert_int_equal(luf_keytab_fini(kt), -EINVAL);
+	assert_int_equal(luf_keytab_init(kt, e->l, 4), 0);
+	free(dead);
 	free(kb);
 }
 
@@ -98,10 +104,10 @@ static void bad_part_inits(void **state)
 	struct luf_batch *b = (struct luf_batch *)(void *)bb;
 	struct luf_pcpu *pc = (struct luf_pcpu *)(void *)pb;
 	struct luf_freelist *fl = (struct luf_freelist *)(void *)fb;
-	struct luf_keytab *kt3 = testenv_zalloc(luf_keytab_size(4, 3));
+	struct uenv *e3 = uenv_new(3, 4, 1, 512, 0, 0);
+	struct luf_keytab *kt3 = e3->kt; /* a table of another instance */
 	struct usnap *s;
 
-	assert_int_equal(luf_keytab_init(kt3, 4, 3), 0);
 	s = usnap_take(e);
 	assert_int_equal(luf_batch_init(NULL, 4), -EINVAL);
 	assert_int_equal(luf_batch_init(b, 0), -EINVAL);
@@ -117,12 +123,12 @@ static void bad_part_inits(void **state)
 	assert_int_equal(luf_freelist_init(fl, NULL, e->kt, 0), -EINVAL);
 	assert_int_equal(luf_freelist_init(fl, e->l, NULL, 0), -EINVAL);
 	assert_int_equal(luf_freelist_init(fl, e->l, kt3, 0), -EINVAL);
-	assert_int_equal(luf_domain_init(NULL, 4), -EINVAL);
+	assert_int_equal(luf_domain_init(NULL, e->l), -EINVAL);
 	assert_poisoned(bb, bsz);
 	assert_poisoned(pb, psz);
 	assert_poisoned(fb, fsz);
 	usnap_check(e, s, true);
-	free(kt3);
+	uenv_free(e3);
 	free(bb);
 	free(pb);
 	free(fb);
@@ -290,11 +296,11 @@ static void bad_set_ops(void **state)
 	luf_cpumask_clear(m, LUF_MAX_CPUS);
 	luf_store_relaxed(&m[0], 1UL << 2);
 	s = usnap_take(e);
-	assert_int_equal(luf_keytab_fold(e->kt, 0, b, e->done), -EINVAL);
-	assert_int_equal(luf_keytab_fold(e->kt, e->nr_keys, b, e->done), -EINVAL);
-	assert_int_equal(luf_keytab_fold(e->kt, 1, b3, e->done), -EINVAL); /* another CPU count */
-	assert_int_equal(luf_keytab_check_done(e->kt, e->nr_keys, e->done), -EINVAL);
-	assert_int_equal(luf_keytab_check_done(e->kt, 0xffff, e->done), -EINVAL);
+	assert_int_equal(__luf_keytab_fold(e->kt, 0, b), -EINVAL);
+	assert_int_equal(__luf_keytab_fold(e->kt, e->nr_keys, b), -EINVAL);
+	assert_int_equal(__luf_keytab_fold(e->kt, 1, b3), -EINVAL); /* another CPU count */
+	assert_int_equal(luf_keytab_check_done(e->kt, e->nr_keys), -EINVAL);
+	assert_int_equal(luf_keytab_check_done(e->kt, 0xffff), -EINVAL);
 	assert_int_equal(luf_batch_add(b, UMASK(e, 3), 0, true), -EINVAL); /* ugen 0 */
 	assert_int_equal(luf_batch_fold(b, b3), -EINVAL);
 	assert_int_equal(luf_batch_copy(b, b3), -EINVAL);
@@ -313,7 +319,7 @@ int unit_run_badinput(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(bad_luf_init),
-	    cmocka_unit_test(bad_keytab_init),
+	    cmocka_unit_test_setup_teardown(bad_keytab_init, uenv_setup, uenv_teardown),
 	    cmocka_unit_test_setup_teardown(bad_part_inits, uenv_setup, uenv_teardown),
 	    cmocka_unit_test_setup_teardown(bad_free, uenv_setup, uenv_teardown),
 	    cmocka_unit_test_setup_teardown(bad_alloc, uenv_setup, uenv_teardown),

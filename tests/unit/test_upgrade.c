@@ -41,7 +41,7 @@ static void abort_key_each_cause(void **state)
 		assert_abort_counted(e, before, c);
 		assert_int_equal(luf_done_read(e->done, 1), g);
 		assert_int_equal(luf_done_read(e->done, 2), g);
-		assert_int_equal(luf_keytab_check_done(e->kt, key, e->done), 1);
+		assert_int_equal(luf_keytab_check_done(e->kt, key), 1);
 		assert_int_equal(luf_upgrade_check(e->pc[3], key, NULL), 0);
 		/* The folio may now be handed out by a caller that cannot flush. */
 		assert_int_equal(luf_alloc(e->fl, e->pc[0], 0, &f), 0);
@@ -60,18 +60,18 @@ static void abort_domain_each_cause(void **state)
 		luf_key_t key = 0;
 
 		assert_int_equal(luf_unmap(e->pc[0], e->dom, UMASK(e, 1, 3), RO), 0);
-		assert_true(luf_domain_pending(e->dom, e->done));
+		assert_true(luf_domain_pending(e->dom));
 		assert_int_equal(luf_upgrade_check(e->pc[2], 0, e->dom), -EBUSY);
 		abort_counts(e, before);
 		EXPECT_FLUSH(e, g, 0, 1, 3);
 		assert_int_equal(luf_abort_domain(e->pc[2], e->dom, (enum luf_abort_cause)c), 0);
 		assert_int_equal(e->arch.calls, c + 1);
 		assert_abort_counted(e, before, c);
-		assert_false(luf_domain_pending(e->dom, e->done));
+		assert_false(luf_domain_pending(e->dom));
 		assert_int_equal(luf_upgrade_check(e->pc[2], 0, e->dom), 0);
 		/* The batch's own key is covered by that flush too. */
 		assert_int_equal(luf_pcpu_fold(e->pc[0], &key), 0);
-		assert_int_equal(luf_keytab_check_done(e->kt, key, e->done), 1);
+		assert_int_equal(luf_keytab_check_done(e->kt, key), 1);
 	}
 }
 
@@ -84,7 +84,7 @@ static void abort_nothing_pending(void **state)
 
 	EXPECT_FLUSH(e, 1, 0, 2);
 	assert_int_equal(luf_key_flush(e->pc[0], key), 0);
-	assert_false(luf_domain_pending(e->dom2, e->done));
+	assert_false(luf_domain_pending(e->dom2));
 
 	s = usnap_take(e);
 	for (unsigned int c = 0; c < LUF_ABORT_NR_CAUSES; c++) {
@@ -112,8 +112,8 @@ static void abort_failed_flush_stays_pending(void **state)
 	EXPECT_FLUSH(e, 2, -EIO, 1);
 	assert_int_equal(luf_abort_domain(e->pc[0], e->dom, LUF_ABORT_PROT_UPGRADE), -EIO);
 	assert_int_equal(luf_done_read(e->done, 1), 0);
-	assert_int_equal(luf_keytab_check_done(e->kt, key, e->done), 0);
-	assert_true(luf_domain_pending(e->dom, e->done));
+	assert_int_equal(luf_keytab_check_done(e->kt, key), 0);
+	assert_true(luf_domain_pending(e->dom));
 	assert_int_equal(luf_upgrade_check(e->pc[0], key, e->dom), -EBUSY);
 	assert_int_equal(luf_alloc(e->fl, e->pc[0], 0, &f), -EAGAIN);
 
@@ -175,7 +175,7 @@ static void key_flush_includes_open_batch(void **state)
 	assert_int_not_equal(key, 0);
 	EXPECT_FLUSH(e, 2, 0, 0, 1, 3);
 	assert_int_equal(luf_key_flush(e->pc[2], key), 0);
-	assert_int_equal(luf_keytab_check_done(e->kt, key, e->done), 1);
+	assert_int_equal(luf_keytab_check_done(e->kt, key), 1);
 }
 
 int unit_run_upgrade(void)

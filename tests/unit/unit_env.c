@@ -99,7 +99,7 @@ struct uenv *uenv_new(unsigned int nr_cpus, unsigned int nr_keys, unsigned int n
 	assert_int_equal(luf_init(e->l, &mock_ops, &e->arch, e->done, e->stats, start), 0);
 	e->arch.luf = e->l;
 	e->kt = testenv_zalloc(luf_keytab_size(nr_keys, nr_cpus));
-	assert_int_equal(luf_keytab_init(e->kt, nr_keys, nr_cpus), 0);
+	assert_int_equal(luf_keytab_init(e->kt, e->l, nr_keys), 0);
 	e->pc = testenv_zalloc(nr_cpus * sizeof(*e->pc));
 	for (unsigned int c = 0; c < nr_cpus; c++) {
 		e->pc[c] = testenv_zalloc(luf_pcpu_size(nr_cpus));
@@ -110,9 +110,9 @@ struct uenv *uenv_new(unsigned int nr_cpus, unsigned int nr_keys, unsigned int n
 	e->fl2 = testenv_zalloc(luf_freelist_size(nr_cpus));
 	assert_int_equal(luf_freelist_init(e->fl2, e->l, e->kt, 0), 0);
 	e->dom = testenv_zalloc(luf_domain_size(nr_cpus));
-	assert_int_equal(luf_domain_init(e->dom, nr_cpus), 0);
+	assert_int_equal(luf_domain_init(e->dom, e->l), 0);
 	e->dom2 = testenv_zalloc(luf_domain_size(nr_cpus));
-	assert_int_equal(luf_domain_init(e->dom2, nr_cpus), 0);
+	assert_int_equal(luf_domain_init(e->dom2, e->l), 0);
 	e->scratch = testenv_zalloc(luf_batch_size(nr_cpus));
 	assert_int_equal(luf_batch_init(e->scratch, nr_cpus), 0);
 	e->scratch2 = testenv_zalloc(luf_batch_size(nr_cpus));

@@ -158,7 +158,9 @@ static void test_flush_error_keeps_pending(void **state)
 	assert_true(l && done && stats && b);
 	assert_int_equal(luf_init(l, &luf_user_ops, &u, done, stats, 0), 0);
 	assert_int_equal(luf_batch_init(b, nr), 0);
-	assert_int_equal(luf_user_set_thread_id(2), 0);
+	assert_int_equal(luf_user_set_thread_id(&u, 4), -EINVAL); /* beyond the 4 ids */
+	assert_int_equal(luf_user_set_thread_id(NULL, 2), -EINVAL);
+	assert_int_equal(luf_user_set_thread_id(&u, 2), 0);
 	assert_int_equal(luf_user_ops.this_cpu(&u), 2);
 	{
 		luf_aulong m[1] = {0x6};
@@ -233,7 +235,7 @@ static void test_bad_input_changes_nothing(void **state)
 	memset(&u, 0x5a, sizeof(u));
 	assert_int_equal(luf_user_membarrier_open(&u, &cfg), -EINVAL);
 	assert_int_equal(luf_user_close(&u), -EBADF);
-	assert_int_equal(luf_user_set_thread_id(LUF_MAX_CPUS), -EINVAL);
+	assert_int_equal(luf_user_set_thread_id(&u, 0), -EINVAL); /* not open */
 }
 
 static void test_auto_fallback(void **state)

@@ -38,9 +38,9 @@ static unsigned int cpu0(void *arch)
 }
 
 static const struct luf_arch_ops ops = {
-	.flush = count_flush,
-	.nr_cpu_ids = two_cpus,
-	.this_cpu = cpu0,
+    .flush = count_flush,
+    .nr_cpu_ids = two_cpus,
+    .this_cpu = cpu0,
 };
 
 /* Caller-provided storage, carved from one static block. */
@@ -68,16 +68,16 @@ int main(void)
 	struct luf_freelist *fl = carve(luf_freelist_size(NR_CPUS));
 	void *done = carve(luf_done_size(NR_CPUS));
 	void *stats = carve(luf_stats_size(NR_CPUS));
-	struct my_page page = { .id = 42 };
+	struct my_page page = {.id = 42};
 	struct luf_folio *got = NULL;
-	luf_aulong ran_on[1] = { 0x3 }; /* both CPUs may cache the translation */
+	luf_aulong ran_on[1] = {0x3}; /* both CPUs may cache the translation */
 	luf_key_t key;
 	int ret;
 
 	if (!l || !kt || !pc || !fl || !done || !stats)
 		return 2;
 	memset(&page.lf, 0, sizeof(page.lf));
-	if (luf_init(l, &ops, NULL, done, stats, 0) || luf_keytab_init(kt, NR_KEYS, NR_CPUS) ||
+	if (luf_init(l, &ops, NULL, done, stats, 0) || luf_keytab_init(kt, l, NR_KEYS) ||
 	    luf_pcpu_init(pc, l, kt, 0, LUF_PCPU_DEFAULT_THRESHOLD) ||
 	    luf_freelist_init(fl, l, kt, 0))
 		return 3;
