@@ -89,8 +89,8 @@ struct micro_thread {
 	struct testenv_folio *folios;
 	struct luf_batch *set;	/* the set the operation works on */
 	struct luf_batch *tmpl; /* a template it is reset from, or folded in */
-	luf_key_t key, key2;
-	luf_aulong mask[LUF_CPUMASK_WORDS(LUF_MAX_CPUS)];
+	unsigned short key, key2;
+	unsigned long mask[LUF_CPUMASK_WORDS(LUF_MAX_CPUS)];
 	unsigned long sink; /* results, so no operation is dead code */
 	unsigned long bad;  /* operations that returned a wrong result */
 	struct micro_meter meter;

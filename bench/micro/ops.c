@@ -25,7 +25,7 @@ static struct luf_batch *micro_new_batch(unsigned int nr_cpus)
 }
 
 /* @m = @n CPUs from @first on (modulo @nr_cpus). */
-static void micro_mask(luf_aulong *m, unsigned int nr_cpus, unsigned int first, unsigned int n)
+static void micro_mask(unsigned long *m, unsigned int nr_cpus, unsigned int first, unsigned int n)
 {
 	luf_cpumask_clear(m, nr_cpus);
 	for (unsigned int i = 0; i < n && i < nr_cpus; i++)
@@ -292,7 +292,7 @@ static int keytab_check_done_init(struct micro_thread *th)
 	struct testenv *t = &th->env->t;
 
 	th->set = micro_full_set(th);
-	th->key = luf_keytab_new_key(t->kt);
+	th->key = __luf_keytab_new_key(t->kt);
 	if (__luf_keytab_fold(t->kt, th->key, th->set))
 		return -1;
 	micro_mark_done(th);

@@ -33,7 +33,7 @@ static struct {
 	struct luf_done_cpu *done;
 	struct luf_stats_cpu *stats;
 	struct luf_keytab *kt;
-	luf_aulong readers[LUF_CPUMASK_WORDS(PEER_MAX_THREADS)];
+	unsigned long readers[LUF_CPUMASK_WORDS(PEER_MAX_THREADS)];
 	unsigned int threads;
 	unsigned long pool;
 	void *mem[8];
@@ -188,7 +188,7 @@ static struct peer_blk *luf_get(struct peer_thr *t)
 static void luf_retire(struct peer_thr *t, struct peer_blk *b)
 {
 	struct lthr *p = t->priv;
-	luf_key_t key;
+	unsigned short key;
 	int ret;
 
 	/* A reader's hazard is a read-only "translation": its flush may wait. */

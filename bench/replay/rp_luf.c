@@ -31,7 +31,7 @@ struct rp_luf {
 	unsigned int nr_cpus, caller;
 	struct rp_model *m;
 	unsigned long *mask;
-	luf_ugen_t *seen; /* done[] as last read, for S4 */
+	unsigned long *seen; /* done[] as last read, for S4 */
 	int dirty_any;
 	unsigned char *open; /* per CPU: removals since the last fold */
 };
@@ -46,15 +46,15 @@ static void *zalloc_aligned(size_t size)
 	return p;
 }
 
-static int be_flush(void *arch, const luf_aulong *cpus, unsigned int nr, const struct luf_range *r)
+static int be_flush(void *arch, const unsigned long *cpus, unsigned int nr, const struct luf_range *r)
 {
 	struct rp_luf *x = arch;
 
 	(void)r;
 	for (unsigned int w = 0; w < x->m->words; w++)
-		x->mask[w] = luf_load_relaxed(&cpus[w]);
+		x->mask[w] = __luf_read_once(&cpus[w]);
 	for (unsigned int c = 0; c < nr; c++) {
-		luf_ugen_t d = luf_done_read(x->l->done, c);
+		unsigned long d = luf_done_read(x->l->done, c);
 
 		if (luf_ugen_before(d, x->seen[c]))
 			x->m->pol[RP_LUF].c.viol[RP_S4]++;
@@ -153,7 +153,7 @@ void rp_luf_mm_fini(struct rp_model *m, struct rp_mm *mm)
 
 void rp_luf_mm_cpus(struct rp_model *m, struct rp_mm *mm)
 {
-	luf_aulong *l = mm->lcpus;
+	unsigned long *l = mm->lcpus;
 
 	for (unsigned int c = 0; c < m->nr_cpus; c++)
 		if (rp_mask_test(mm->cpus, c))
@@ -177,7 +177,7 @@ void rp_luf_unmap(struct rp_model *m, struct rp_task *t, int accessible, int wri
 void rp_luf_fold(struct rp_model *m, struct rp_task *t)
 {
 	struct rp_luf *x = m->luf;
-	luf_key_t key;
+	unsigned short key;
 
 	if (!x->open[t->cpu])
 		return;
@@ -201,13 +201,12 @@ void rp_luf_collect(struct rp_model *m)
 	long a = 0;
 
 	m->st.luf_deferred =
-	    (unsigned long long)luf_stats_sum(x->l->stats, x->nr_cpus, LUF_STAT_DEFERRED);
+	    (unsigned long long)luf_stats_sum(x->l, LUF_STAT_DEFERRED);
 	m->st.luf_no_flush =
-	    (unsigned long long)luf_stats_sum(x->l->stats, x->nr_cpus, LUF_STAT_NO_FLUSH);
+	    (unsigned long long)luf_stats_sum(x->l, LUF_STAT_NO_FLUSH);
 	m->st.luf_skipped =
-	    (unsigned long long)luf_stats_sum(x->l->stats, x->nr_cpus, LUF_STAT_FLUSH_SKIPPED);
+	    (unsigned long long)luf_stats_sum(x->l, LUF_STAT_FLUSH_SKIPPED);
 	for (int c = 0; c < LUF_ABORT_NR_CAUSES; c++)
-		a += luf_stats_sum(x->l->stats, x->nr_cpus,
-				   (enum luf_stat_item)(LUF_STAT_ABORT + c));
+		a += luf_stats_sum(x->l, (enum luf_stat_item)(LUF_STAT_ABORT + c));
 	m->st.luf_aborts = (unsigned long long)a;
 }

@@ -53,7 +53,7 @@ struct rp_mm {
 	struct rp_ivmap vmas;  /* value: unsigned long prot */
 	struct rp_ivmap stale; /* value: uint64_t tick[nr_cpus] */
 	unsigned long *cpus;   /* CPUs that ran its tasks (never shrinks) */
-	void *lcpus;	       /* the same mask as luf_aulong[] */
+	void *lcpus;	       /* the same mask as unsigned long[] */
 	void *dom;	       /* struct luf_domain */
 	unsigned long brk;     /* current break, 0 = not seen yet */
 	uint64_t bat_tick;     /* newest removal (batched: pending if not flushed since) */

@@ -46,6 +46,7 @@
 #include "luf_user.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,7 +97,7 @@ static struct {
 	struct luf_done_cpu *done;
 	struct luf_stats_cpu *stats;
 	struct luf_keytab *kt;
-	luf_aulong readers[LUF_CPUMASK_WORDS(LUF_MAX_CPUS)]; /* every thread reads */
+	unsigned long readers[LUF_CPUMASK_WORDS(LUF_MAX_CPUS)]; /* every thread reads */
 	atomic_ulong *slot;
 	unsigned long nr_slots;
 	struct hazard *hazard;
@@ -200,11 +201,11 @@ static struct page *get_page(struct worker *w)
 
 	for (;;) {
 		unsigned long pend = luf_freelist_nr_pend(w->fl);
-		unsigned long flushes = luf_load_relaxed(&w->pc->stats->v[LUF_STAT_ALLOC_FLUSH]);
+		long flushes = luf_stats_read(g.l, w->pc->cpu, LUF_STAT_ALLOC_FLUSH);
 
 		ret = luf_alloc(w->fl, w->pc, LUF_ALLOC_MAY_FLUSH, &f);
 		if (!ret && pend && !luf_freelist_nr_pend(w->fl) &&
-		    flushes == luf_load_relaxed(&w->pc->stats->v[LUF_STAT_ALLOC_FLUSH]))
+		    flushes == luf_stats_read(g.l, w->pc->cpu, LUF_STAT_ALLOC_FLUSH))
 			w->reuse_done++;
 		if (ret == -ENOMEM && parked) {
 			sched_yield(); /* every free page is being read: let readers finish */
@@ -240,7 +241,7 @@ static void flush_or_die(void)
 /* The page of removed slot word @old has left the table: free it by the policy. */
 static void retire(struct worker *w, struct page *old)
 {
-	luf_key_t key;
+	unsigned short key;
 	int ret;
 
 	w->frees++;
@@ -302,7 +303,7 @@ static void *worker_main(void *arg)
 	w->frees = 0;
 	atomic_fetch_add(&g.ready, 1);
 	while (!atomic_load(&g.go))
-		luf_cpu_relax();
+		__luf_cpu_relax();
 	for (unsigned long i = 0; i < n; i++) {
 		for (unsigned int r = 0; r < opt.reads; r++)
 			read_one(w, rnd(w) % g.nr_slots);
@@ -415,9 +416,9 @@ static struct result run(enum policy policy)
 		r.parked += g.w[t].parked;
 		r.reuse_done += g.w[t].reuse_done;
 	}
-	r.alloc_flush = luf_stats_sum(g.stats, opt.threads, LUF_STAT_ALLOC_FLUSH);
-	r.skipped = luf_stats_sum(g.stats, opt.threads, LUF_STAT_FLUSH_SKIPPED);
-	r.free_pend = luf_stats_sum(g.stats, opt.threads, LUF_STAT_FREE_PEND);
+	r.alloc_flush = luf_stats_sum(g.l, LUF_STAT_ALLOC_FLUSH);
+	r.skipped = luf_stats_sum(g.l, LUF_STAT_FLUSH_SKIPPED);
+	r.free_pend = luf_stats_sum(g.l, LUF_STAT_FREE_PEND);
 	teardown();
 	return r;
 }

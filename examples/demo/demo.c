@@ -31,7 +31,7 @@ struct counting_arch {
 	unsigned long flushes, ipis;
 };
 
-static int count_flush(void *arch, const luf_aulong *cpus, unsigned int nr,
+static int count_flush(void *arch, const unsigned long *cpus, unsigned int nr,
 		       const struct luf_range *r)
 {
 	struct counting_arch *a = arch;
@@ -106,7 +106,7 @@ int main(int argc, char **argv)
 	struct luf_pcpu **pc;
 	struct luf_freelist *fl;
 	struct luf_domain **dom;
-	luf_aulong **mm_cpus, *uni;
+	unsigned long **mm_cpus, *uni;
 	struct page *pages, **victims;
 	int ret;
 
@@ -130,7 +130,7 @@ int main(int argc, char **argv)
 	fl = zalloc(luf_freelist_size(nr_cpus));
 	ret = ret ? ret : luf_freelist_init(fl, l, kt, 0);
 	dom = calloc(nr_mms, sizeof(struct luf_domain *));
-	mm_cpus = calloc(nr_mms, sizeof(luf_aulong *));
+	mm_cpus = calloc(nr_mms, sizeof(unsigned long *));
 	uni = zalloc(luf_cpumask_size(nr_cpus));
 	for (unsigned int m = 0; !ret && m < nr_mms; m++) {
 		unsigned int span = 2 + (unsigned int)(rnd() % (nr_cpus - 1));
@@ -153,7 +153,7 @@ int main(int argc, char **argv)
 	}
 
 	for (unsigned long r = 0; r < rounds; r++) {
-		luf_key_t key;
+		unsigned short key;
 		unsigned int freed = 0;
 
 		/* Reclaim on CPU 0: unmap a batch of mapped read-only pages, ... */
@@ -195,7 +195,7 @@ int main(int argc, char **argv)
 		/* Context switches: full local flushes that diet can use. */
 		if (rnd() % 4 == 0) {
 			unsigned int cpu = (unsigned int)(rnd() % nr_cpus);
-			luf_ugen_t snap = luf_local_flush_begin(l);
+			unsigned long snap = luf_local_flush_begin(l);
 
 			luf_local_flush_end(l, cpu, snap);
 		}
@@ -219,9 +219,9 @@ int main(int argc, char **argv)
 	       100.0 * (double)arch.ipis / (double)imm_ipis);
 	printf("\nluf: %ld flushes skipped by diet, %ld CPUs dropped by diet, %ld aborts "
 	       "(mprotect upgrade)\n",
-	       luf_stats_sum(l->stats, nr_cpus, LUF_STAT_FLUSH_SKIPPED),
-	       luf_stats_sum(l->stats, nr_cpus, LUF_STAT_DIET_DROPPED),
-	       luf_stats_sum(l->stats, nr_cpus, LUF_STAT_ABORT + LUF_ABORT_PROT_UPGRADE));
+	       luf_stats_sum(l, LUF_STAT_FLUSH_SKIPPED),
+	       luf_stats_sum(l, LUF_STAT_DIET_DROPPED),
+	       luf_stats_sum(l, LUF_STAT_ABORT + LUF_ABORT_PROT_UPGRADE));
 	printf("luf sends %.1f%% fewer IPIs than batched and %.1f%% fewer than immediate\n",
 	       100.0 * (1.0 - (double)arch.ipis / (double)bat_ipis),
 	       100.0 * (1.0 - (double)arch.ipis / (double)imm_ipis));

@@ -49,6 +49,7 @@
 #include "luf_user.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,7 +70,7 @@ struct block {
 	struct luf_folio lf; /* luf's state, outside the code page */
 	unsigned char *code; /* one page */
 	unsigned long idx;
-	luf_key_t key; /* key of its last removal (write-upgrade abort) */
+	unsigned short key; /* key of its last removal (write-upgrade abort) */
 	struct block *parked;
 };
 
@@ -94,7 +95,7 @@ static struct {
 	struct luf_domain *dom; /* the code arena */
 	struct luf_pcpu *pc;	/* the JIT thread's */
 	struct luf_freelist *fl;
-	luf_aulong callers[LUF_CPUMASK_WORDS(LUF_MAX_CPUS)];
+	unsigned long callers[LUF_CPUMASK_WORDS(LUF_MAX_CPUS)];
 	struct block *blocks;
 	unsigned char *arena;
 	size_t page;
@@ -355,7 +356,7 @@ static void setup(void)
 
 static long stat_total(enum luf_stat_item item)
 {
-	return luf_stats_sum(g.l->stats, g.l->nr_cpus, item);
+	return luf_stats_sum(g.l, item);
 }
 
 static void usage(void)

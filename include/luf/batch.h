@@ -25,34 +25,49 @@
 #include "cpumask.h"
 #include "done.h"
 
-/*
- * A pending set {cpus, ugen, writable}: luf_batch_size(nr_cpus) bytes of
- * caller storage, set up by luf_batch_init().
+/**
+ * struct luf_batch - a pending set {cpus, ugen, writable}
+ * @nr_cpus: bits in @cpus, fixed at luf_batch_init()
+ * @ugen: the newest stamp folded in; 0 when the set is empty
+ * @writable: 1 if a writable or dirty translation was folded in
+ * @cpus: LUF_CPUMASK_WORDS(@nr_cpus) words, the CPUs that may cache one
+ *
+ * luf_batch_size(nr_cpus) bytes of caller storage.
  */
 struct luf_batch {
-	unsigned int nr_cpus; /* bits in cpus[]; fixed at init */
-	luf_aulong ugen;      /* newest stamp folded in; 0 = empty */
-	luf_aulong writable;  /* 1 if a writable or dirty translation was folded in */
-	luf_aulong cpus[];    /* LUF_CPUMASK_WORDS(nr_cpus) words */
+	unsigned int nr_cpus;
+	unsigned long ugen;
+	unsigned long writable;
+	unsigned long cpus[];
 };
 
-/* Bytes of storage for a batch of @nr_cpus CPUs. */
+/**
+ * luf_batch_size() - bytes of storage for a batch of @nr_cpus CPUs
+ * @nr_cpus: 1..LUF_MAX_CPUS
+ *
+ * Return: a size in bytes.
+ */
 static inline size_t luf_batch_size(unsigned int nr_cpus)
 {
 	return sizeof(struct luf_batch) + luf_cpumask_size(nr_cpus);
 }
 
-/* Empty @b: no CPU, ugen 0, not writable. */
+/**
+ * luf_batch_clear() - empty @b: no CPU, ugen 0, not writable
+ * @b: an initialised batch
+ */
 static inline void luf_batch_clear(struct luf_batch *b)
 {
 	luf_cpumask_clear(b->cpus, b->nr_cpus);
-	luf_store_relaxed(&b->ugen, 0);
-	luf_store_relaxed(&b->writable, 0);
+	__luf_write_once(&b->ugen, 0);
+	__luf_write_once(&b->writable, 0);
 }
 
 /**
- * luf_batch_init() - set up an empty batch in caller storage.
- * @b: luf_batch_size(@nr_cpus) bytes. @nr_cpus: 1..LUF_MAX_CPUS.
+ * luf_batch_init() - set up an empty batch in caller storage
+ * @b: luf_batch_size(@nr_cpus) bytes
+ * @nr_cpus: 1..LUF_MAX_CPUS
+ *
  * Return: 0, or -EINVAL for a NULL @b or @nr_cpus out of range.
  */
 static inline int luf_batch_init(struct luf_batch *b, unsigned int nr_cpus)
@@ -64,94 +79,126 @@ static inline int luf_batch_init(struct luf_batch *b, unsigned int nr_cpus)
 	return 0;
 }
 
-/* True iff @b has no CPU left to flush. */
+/**
+ * luf_batch_empty() - is there no CPU left to flush in @b?
+ * @b: a batch
+ *
+ * Return: true iff @b is empty.
+ */
 static inline bool luf_batch_empty(const struct luf_batch *b)
 {
-	return !luf_load_relaxed(&b->ugen);
-}
-
-/* The newest stamp folded into @b; 0 iff @b is empty. */
-static inline luf_ugen_t luf_batch_ugen(const struct luf_batch *b)
-{
-	return luf_load_relaxed(&b->ugen);
-}
-
-/* True iff a writable or dirty translation was folded into @b (S3: flush, never defer). */
-static inline bool luf_batch_writable(const struct luf_batch *b)
-{
-	return luf_load_relaxed(&b->writable) != 0;
+	return !__luf_read_once(&b->ugen);
 }
 
 /**
- * luf_batch_add() - fold removed translations into @b.
- * @b: the batch. @cpus: the CPUs that may cache them, @b->nr_cpus bits.
- * @ugen: their stamp (luf_ugen_stamp()), never 0. @writable: any was
- *        writable or dirty.
+ * luf_batch_ugen() - the newest stamp folded into @b
+ * @b: a batch
+ *
+ * Return: a ugen; 0 iff @b is empty.
+ */
+static inline unsigned long luf_batch_ugen(const struct luf_batch *b)
+{
+	return __luf_read_once(&b->ugen);
+}
+
+/**
+ * luf_batch_writable() - was a writable or dirty translation folded into @b?
+ * @b: a batch
+ *
+ * Such a set is flushed, never deferred (S3).
+ * Return: true iff it was.
+ */
+static inline bool luf_batch_writable(const struct luf_batch *b)
+{
+	return __luf_read_once(&b->writable) != 0;
+}
+
+/**
+ * luf_batch_add() - fold removed translations into @b
+ * @b: an initialised batch
+ * @cpus: the CPUs that may cache them, @b->nr_cpus bits
+ * @ugen: their stamp (luf_ugen_stamp()), never 0
+ * @writable: whether any was writable or dirty
  *
  * An empty @cpus adds nothing (the translation was cached nowhere).
- * Return: 0, or -EINVAL for NULL, a zero @ugen or bits of @cpus at or
- * above nr_cpus (@b unchanged).
+ * Return: 0, or -EINVAL for NULL, an uninitialised @b, a zero @ugen or
+ * bits of @cpus at or above nr_cpus (@b unchanged).
  */
-static inline int luf_batch_add(struct luf_batch *b, const luf_aulong *cpus, luf_ugen_t ugen,
+static inline int luf_batch_add(struct luf_batch *b, const unsigned long *cpus, unsigned long ugen,
 				bool writable)
 {
-	if (!b || !cpus || !ugen || !luf_cpumask_valid(cpus, b->nr_cpus))
+	if (!b || !b->nr_cpus || !cpus || !ugen || !luf_cpumask_valid(cpus, b->nr_cpus))
 		return -EINVAL;
 	if (luf_cpumask_empty(cpus, b->nr_cpus))
 		return 0;
 	luf_cpumask_or(b->cpus, cpus, b->nr_cpus);
-	luf_store_relaxed(&b->ugen, luf_ugen_newer(luf_load_relaxed(&b->ugen), ugen));
+	__luf_write_once(&b->ugen, luf_ugen_newer(__luf_read_once(&b->ugen), ugen));
 	if (writable)
-		luf_store_relaxed(&b->writable, 1);
+		__luf_write_once(&b->writable, 1);
 	return 0;
 }
 
 /**
- * luf_batch_fold() - @dst = @dst merged with @src: union of CPUs, the newer
- * ugen, writable OR writable. Commutative, associative and idempotent.
- * Return: 0, or -EINVAL if the two batches differ in nr_cpus (@dst unchanged).
+ * luf_batch_fold() - merge @src into @dst
+ * @dst: the batch written
+ * @src: the batch read
+ *
+ * Union of CPUs, the newer ugen, writable OR writable: commutative,
+ * associative and idempotent.
+ * Return: 0, or -EINVAL for NULL or batches of different CPU counts
+ * (@dst unchanged).
  */
 static inline int luf_batch_fold(struct luf_batch *dst, const struct luf_batch *src)
 {
-	luf_ugen_t g;
+	unsigned long g;
 
-	if (!dst || !src || dst->nr_cpus != src->nr_cpus)
+	if (!dst || !src || !dst->nr_cpus || dst->nr_cpus != src->nr_cpus)
 		return -EINVAL;
-	g = luf_load_relaxed(&src->ugen);
+	g = __luf_read_once(&src->ugen);
 	if (!g)
 		return 0;
 	luf_cpumask_or(dst->cpus, src->cpus, dst->nr_cpus);
-	luf_store_relaxed(&dst->ugen, luf_ugen_newer(luf_load_relaxed(&dst->ugen), g));
-	if (luf_load_relaxed(&src->writable))
-		luf_store_relaxed(&dst->writable, 1);
+	__luf_write_once(&dst->ugen, luf_ugen_newer(__luf_read_once(&dst->ugen), g));
+	if (__luf_read_once(&src->writable))
+		__luf_write_once(&dst->writable, 1);
 	return 0;
 }
 
-/* @dst = @src. Return: 0, or -EINVAL if they differ in nr_cpus. */
+/**
+ * luf_batch_copy() - @dst = @src
+ * @dst: the batch written
+ * @src: the batch read
+ *
+ * Return: 0, or -EINVAL for NULL or batches of different CPU counts.
+ */
 static inline int luf_batch_copy(struct luf_batch *dst, const struct luf_batch *src)
 {
-	if (!dst || !src || dst->nr_cpus != src->nr_cpus)
+	if (!dst || !src || !dst->nr_cpus || dst->nr_cpus != src->nr_cpus)
 		return -EINVAL;
 	luf_cpumask_copy(dst->cpus, src->cpus, dst->nr_cpus);
-	luf_store_relaxed(&dst->ugen, luf_load_relaxed(&src->ugen));
-	luf_store_relaxed(&dst->writable, luf_load_relaxed(&src->writable));
+	__luf_write_once(&dst->ugen, __luf_read_once(&src->ugen));
+	__luf_write_once(&dst->writable, __luf_read_once(&src->writable));
 	return 0;
 }
 
-/* True iff @a and @b hold the same CPUs, ugen and writable flag. */
+/**
+ * luf_batch_equal() - do @a and @b hold the same CPUs, ugen and writable flag?
+ * @a: a batch
+ * @b: another batch
+ *
+ * Return: true iff they are equal.
+ */
 static inline bool luf_batch_equal(const struct luf_batch *a, const struct luf_batch *b)
 {
 	return a->nr_cpus == b->nr_cpus &&
-	       luf_load_relaxed(&a->ugen) == luf_load_relaxed(&b->ugen) &&
-	       luf_load_relaxed(&a->writable) == luf_load_relaxed(&b->writable) &&
+	       __luf_read_once(&a->ugen) == __luf_read_once(&b->ugen) &&
+	       __luf_read_once(&a->writable) == __luf_read_once(&b->writable) &&
 	       luf_cpumask_equal(a->cpus, b->cpus, a->nr_cpus);
 }
 
-/*
- * Has @cpu flushed far enough for a set stamped @ugen? This is the one
- * comparison diet and check_done share.
- */
-static inline bool luf_cpu_done(const struct luf_done_cpu *d, unsigned int cpu, luf_ugen_t ugen)
+/* Has @cpu flushed far enough for a set stamped @ugen? The one comparison diet and check_done share. */
+static inline bool __luf_cpu_done(const struct luf_done_cpu LUF_PERCPU *d, unsigned int cpu,
+				  unsigned long ugen)
 {
 #if defined(LUF_MUTANT_DIET_EARLY)
 	/* Mutant: counts a CPU one generation behind as done (breaks S1). */
@@ -163,24 +210,26 @@ static inline bool luf_cpu_done(const struct luf_done_cpu *d, unsigned int cpu, 
 
 /**
  * luf_batch_check_done() - has every CPU of @b flushed up to its ugen?
- * @b: the batch. @d: done counters of at least @b->nr_cpus CPUs.
+ * @b: the batch
+ * @d: done counters of at least @b->nr_cpus CPUs (&struct luf.done)
  *
  * Reads only (no write to any line): a check on the allocation fast path.
  * Return: true iff @b is empty or done[cpu] >= ugen for every CPU in it.
  */
-static inline bool luf_batch_check_done(const struct luf_batch *b, const struct luf_done_cpu *d)
+static inline bool luf_batch_check_done(const struct luf_batch *b,
+					const struct luf_done_cpu LUF_PERCPU *d)
 {
-	luf_ugen_t ugen = luf_load_relaxed(&b->ugen);
+	unsigned long ugen = __luf_read_once(&b->ugen);
 	unsigned int words = LUF_CPUMASK_WORDS(b->nr_cpus);
 
 	if (!ugen)
 		return true;
 	/* A word at a time, as diet: luf_cpumask_next() per CPU costs 6x more. */
-	for (unsigned int i = 0; i < words; i++, d += LUF_BITS_PER_LONG) {
-		unsigned long w = luf_load_relaxed(&b->cpus[i]);
+	for (unsigned int i = 0; i < words; i++) {
+		unsigned long w = __luf_read_once(&b->cpus[i]);
 
 		for (; w; w &= w - 1)
-			if (!luf_cpu_done(d, luf_ffs0(w), ugen))
+			if (!__luf_cpu_done(d, i * LUF_BITS_PER_LONG + __luf_ffs(w), ugen))
 				return false;
 	}
 	return true;
@@ -188,39 +237,43 @@ static inline bool luf_batch_check_done(const struct luf_batch *b, const struct 
 
 /**
  * luf_batch_diet() - drop from @b every CPU that has flushed up to its ugen
- * (for any reason: a context switch, another flusher's shootdown).
- * @b: the batch, owned by the caller. @d: done counters.
+ * @b: the batch, owned by the caller
+ * @d: done counters (&struct luf.done)
  *
- * A CPU whose done is older than the ugen is never dropped. If no CPU is
- * left, @b becomes empty (ugen 0, not writable): nothing to flush.
+ * A CPU may have flushed for any reason: a context switch, another
+ * flusher's shootdown. A CPU whose done is older than the ugen is never
+ * dropped. If no CPU is left, @b becomes empty (ugen 0, not writable):
+ * nothing to flush.
  * Return: the number of CPUs dropped.
  */
-static inline unsigned int luf_batch_diet(struct luf_batch *b, const struct luf_done_cpu *d)
+static inline unsigned int luf_batch_diet(struct luf_batch *b,
+					  const struct luf_done_cpu LUF_PERCPU *d)
 {
-	luf_ugen_t ugen = luf_load_relaxed(&b->ugen);
+	unsigned long ugen = __luf_read_once(&b->ugen);
 	unsigned int words = LUF_CPUMASK_WORDS(b->nr_cpus), dropped = 0;
 	unsigned long left = 0;
 
 	if (!ugen)
 		return 0;
-	for (unsigned int i = 0; i < words; i++, d += LUF_BITS_PER_LONG) {
-		unsigned long w = luf_load_relaxed(&b->cpus[i]), keep = 0;
+	for (unsigned int i = 0; i < words; i++) {
+		unsigned long w = __luf_read_once(&b->cpus[i]), keep = 0;
 
 		/* Branch-free: collect the CPUs that have not flushed far enough. */
 		for (unsigned long t = w; t; t &= t - 1) {
-			unsigned int bit = luf_ffs0(t);
+			unsigned int bit = __luf_ffs(t);
 
-			keep |= (unsigned long)!luf_cpu_done(d, bit, ugen) << bit;
+			keep |= (unsigned long)!__luf_cpu_done(d, i * LUF_BITS_PER_LONG + bit, ugen)
+				<< bit;
 		}
 		if (keep != w) {
-			luf_store_relaxed(&b->cpus[i], keep);
-			dropped += luf_popcount(w ^ keep);
+			__luf_write_once(&b->cpus[i], keep);
+			dropped += __luf_popcount(w ^ keep);
 		}
 		left |= keep;
 	}
 	if (!left) {
-		luf_store_relaxed(&b->ugen, 0);
-		luf_store_relaxed(&b->writable, 0);
+		__luf_write_once(&b->ugen, 0);
+		__luf_write_once(&b->writable, 0);
 	}
 	return dropped;
 }

@@ -2,190 +2,284 @@
 /*
  * luf/cpumask.h - runtime-sized CPU sets.
  *
- * A cpumask is an array of LUF_CPUMASK_WORDS(nr_cpus) words of type
- * luf_aulong plus the number of valid bits, nr_cpus, which every call
- * takes (like the kernel's bitmap_*() API, whose layout it shares, so the
- * kernel glue can hand the words to on_each_cpu_mask() through to_cpumask()).
- * Up to LUF_MAX_CPUS (4096) CPUs. Bits at or above nr_cpus are always 0.
+ * A cpumask is an array of LUF_CPUMASK_WORDS(nr_cpus) unsigned longs plus
+ * the number of valid bits, nr_cpus, which every call takes (like the
+ * kernel's bitmap_*() API, whose layout it shares: in a kernel the words
+ * of a set are a struct cpumask through to_cpumask(), and mm_cpumask(mm)
+ * is a luf mask through cpumask_bits()). Up to LUF_MAX_CPUS CPUs. Bits at
+ * or above nr_cpus are always 0.
  *
- * The words are atomics accessed relaxed so that a seqcount reader may
- * read a mask while a writer changes it (see keytab.h); each loop works a
- * word at a time and skips zero words, so an operation costs O(words) plus
- * O(CPUs in the set).
+ * The words are read and written through the platform's relaxed
+ * accessors, so that a seqcount reader may read a mask while a writer
+ * changes it (see shared.h); each loop works a word at a time and skips
+ * zero words, so an operation costs O(words) plus O(CPUs in the set).
  */
 #ifndef LUF_CPUMASK_H
 #define LUF_CPUMASK_H
 
 #include "platform.h"
 
-/* Most CPU ids an instance supports (nr_cpus of every init is 1..LUF_MAX_CPUS). */
-#define LUF_MAX_CPUS 4096u
+/* Most CPU ids an instance supports: Debian's kernels are built for 8192. */
+#define LUF_MAX_CPUS 8192u
 /* Words (unsigned long) of a mask of @nr_cpus CPUs. */
 #define LUF_CPUMASK_WORDS(nr_cpus) (((nr_cpus) + LUF_BITS_PER_LONG - 1) / LUF_BITS_PER_LONG)
 
-/* Bytes of storage for a mask of @nr_cpus CPUs. */
+/**
+ * luf_cpumask_size() - bytes of storage for a mask of @nr_cpus CPUs
+ * @nr_cpus: 1..LUF_MAX_CPUS
+ *
+ * Return: LUF_CPUMASK_WORDS(@nr_cpus) words, in bytes.
+ */
 static inline size_t luf_cpumask_size(unsigned int nr_cpus)
 {
-	return LUF_CPUMASK_WORDS(nr_cpus) * sizeof(luf_aulong);
+	return LUF_CPUMASK_WORDS(nr_cpus) * sizeof(unsigned long);
 }
 
-/*
- * True iff @m has no bit at or above @nr_cpus: the check for a mask that
- * came from a caller. O(1): only the last word can hold such bits.
+/**
+ * luf_cpumask_valid() - does a caller's mask fit @nr_cpus?
+ * @m: a mask
+ * @nr_cpus: the CPU count it must fit
+ *
+ * O(1): only the last word can hold bits at or above @nr_cpus.
+ * Return: true iff @m has no bit at or above @nr_cpus.
  */
-static inline bool luf_cpumask_valid(const luf_aulong *m, unsigned int nr_cpus)
+static inline bool luf_cpumask_valid(const unsigned long *m, unsigned int nr_cpus)
 {
 	unsigned int tail = nr_cpus % LUF_BITS_PER_LONG;
 
-	return !tail || !(luf_load_relaxed(&m[nr_cpus / LUF_BITS_PER_LONG]) >> tail);
+	return !tail || !(__luf_read_once(&m[nr_cpus / LUF_BITS_PER_LONG]) >> tail);
 }
 
 /**
- * luf_cpumask_clear() - empty a mask.
- * @m: LUF_CPUMASK_WORDS(@nr_cpus) words. @nr_cpus: 1..LUF_MAX_CPUS.
+ * luf_cpumask_clear() - empty a mask
+ * @m: LUF_CPUMASK_WORDS(@nr_cpus) words
+ * @nr_cpus: 1..LUF_MAX_CPUS
  */
-static inline void luf_cpumask_clear(luf_aulong *m, unsigned int nr_cpus)
+static inline void luf_cpumask_clear(unsigned long *m, unsigned int nr_cpus)
 {
 	for (unsigned int i = 0; i < LUF_CPUMASK_WORDS(nr_cpus); i++)
-		luf_store_relaxed(&m[i], 0);
+		__luf_write_once(&m[i], 0);
 }
 
 /**
- * luf_cpumask_set_cpu() - add CPU @cpu to @m (one writer at a time: a
- * relaxed load and store; see luf_cpumask_set_cpu_atomic()).
+ * luf_cpumask_set_cpu() - add @cpu to a mask that one writer owns
+ * @m: the mask
+ * @nr_cpus: its CPU count
+ * @cpu: a CPU id
+ *
+ * A relaxed load and store; luf_cpumask_set_cpu_atomic() for a mask that
+ * other CPUs change too.
  * Return: 0, or -EINVAL if @cpu >= @nr_cpus (the mask is unchanged).
  */
-static inline int luf_cpumask_set_cpu(luf_aulong *m, unsigned int nr_cpus, unsigned int cpu)
+static inline int luf_cpumask_set_cpu(unsigned long *m, unsigned int nr_cpus, unsigned int cpu)
 {
-	luf_aulong *w = &m[cpu / LUF_BITS_PER_LONG];
+	unsigned long *w = &m[cpu / LUF_BITS_PER_LONG];
 
 	if (cpu >= nr_cpus)
 		return -EINVAL;
-	luf_store_relaxed(w, luf_load_relaxed(w) | (1UL << (cpu % LUF_BITS_PER_LONG)));
+	__luf_write_once(w, __luf_read_once(w) | (1UL << (cpu % LUF_BITS_PER_LONG)));
 	return 0;
 }
 
 /**
- * luf_cpumask_clear_cpu() - remove CPU @cpu from @m (one writer at a time).
+ * luf_cpumask_clear_cpu() - remove @cpu from a mask that one writer owns
+ * @m: the mask
+ * @nr_cpus: its CPU count
+ * @cpu: a CPU id
+ *
  * Return: 0, or -EINVAL if @cpu >= @nr_cpus (the mask is unchanged).
  */
-static inline int luf_cpumask_clear_cpu(luf_aulong *m, unsigned int nr_cpus, unsigned int cpu)
+static inline int luf_cpumask_clear_cpu(unsigned long *m, unsigned int nr_cpus, unsigned int cpu)
 {
-	luf_aulong *w = &m[cpu / LUF_BITS_PER_LONG];
+	unsigned long *w = &m[cpu / LUF_BITS_PER_LONG];
 
 	if (cpu >= nr_cpus)
 		return -EINVAL;
-	luf_store_relaxed(w, luf_load_relaxed(w) & ~(1UL << (cpu % LUF_BITS_PER_LONG)));
+	__luf_write_once(w, __luf_read_once(w) & ~(1UL << (cpu % LUF_BITS_PER_LONG)));
 	return 0;
 }
 
 /**
  * luf_cpumask_set_cpu_atomic() - add @cpu to a mask other CPUs change too
- * (an mm_cpumask that each CPU joins when it runs the mm): an atomic OR,
- * where luf_cpumask_set_cpu() is a load and a store owned by one writer.
+ * @m: the mask (an mm_cpumask that each CPU joins when it runs the mm)
+ * @nr_cpus: its CPU count
+ * @cpu: a CPU id
+ *
+ * An atomic OR of the bit (set_bit()), ordering nothing.
  * Return: 0, or -EINVAL if @cpu >= @nr_cpus (unchanged).
  */
-static inline int luf_cpumask_set_cpu_atomic(luf_aulong *m, unsigned int nr_cpus, unsigned int cpu)
+static inline int luf_cpumask_set_cpu_atomic(unsigned long *m, unsigned int nr_cpus,
+					     unsigned int cpu)
 {
 	if (cpu >= nr_cpus)
 		return -EINVAL;
-	luf_or_relaxed(&m[cpu / LUF_BITS_PER_LONG], 1UL << (cpu % LUF_BITS_PER_LONG));
+	__luf_set_bit(cpu, m);
 	return 0;
 }
 
-/* Remove @cpu from a mask other CPUs change too (an atomic AND-NOT). */
-static inline int luf_cpumask_clear_cpu_atomic(luf_aulong *m, unsigned int nr_cpus,
+/**
+ * luf_cpumask_clear_cpu_atomic() - remove @cpu from a mask other CPUs change too
+ * @m: the mask
+ * @nr_cpus: its CPU count
+ * @cpu: a CPU id
+ *
+ * Return: 0, or -EINVAL if @cpu >= @nr_cpus (unchanged).
+ */
+static inline int luf_cpumask_clear_cpu_atomic(unsigned long *m, unsigned int nr_cpus,
 					       unsigned int cpu)
 {
 	if (cpu >= nr_cpus)
 		return -EINVAL;
-	luf_andnot_relaxed(&m[cpu / LUF_BITS_PER_LONG], 1UL << (cpu % LUF_BITS_PER_LONG));
+	__luf_clear_bit(cpu, m);
 	return 0;
 }
 
-/* True iff @cpu < @nr_cpus and @cpu is in @m. */
-static inline bool luf_cpumask_test_cpu(const luf_aulong *m, unsigned int nr_cpus, unsigned int cpu)
+/**
+ * luf_cpumask_test_cpu() - is @cpu in @m?
+ * @m: the mask
+ * @nr_cpus: its CPU count
+ * @cpu: a CPU id
+ *
+ * Return: true iff @cpu < @nr_cpus and @cpu is in @m.
+ */
+static inline bool luf_cpumask_test_cpu(const unsigned long *m, unsigned int nr_cpus,
+					unsigned int cpu)
 {
 	if (cpu >= nr_cpus)
 		return false;
-	return (luf_load_relaxed(&m[cpu / LUF_BITS_PER_LONG]) >> (cpu % LUF_BITS_PER_LONG)) & 1UL;
+	return (__luf_read_once(&m[cpu / LUF_BITS_PER_LONG]) >> (cpu % LUF_BITS_PER_LONG)) & 1UL;
 }
 
-/* @dst = @src. */
-static inline void luf_cpumask_copy(luf_aulong *dst, const luf_aulong *src, unsigned int nr_cpus)
+/**
+ * luf_cpumask_copy() - @dst = @src
+ * @dst: the mask written
+ * @src: the mask read
+ * @nr_cpus: their CPU count
+ */
+static inline void luf_cpumask_copy(unsigned long *dst, const unsigned long *src,
+				    unsigned int nr_cpus)
 {
 	for (unsigned int i = 0; i < LUF_CPUMASK_WORDS(nr_cpus); i++)
-		luf_store_relaxed(&dst[i], luf_load_relaxed(&src[i]));
+		__luf_write_once(&dst[i], __luf_read_once(&src[i]));
 }
 
-/* @dst |= @src (a union). */
-static inline void luf_cpumask_or(luf_aulong *dst, const luf_aulong *src, unsigned int nr_cpus)
+/**
+ * luf_cpumask_or() - @dst |= @src, a union
+ * @dst: the mask written
+ * @src: the mask read
+ * @nr_cpus: their CPU count
+ */
+static inline void luf_cpumask_or(unsigned long *dst, const unsigned long *src,
+				  unsigned int nr_cpus)
 {
 	for (unsigned int i = 0; i < LUF_CPUMASK_WORDS(nr_cpus); i++) {
-		unsigned long s = luf_load_relaxed(&src[i]);
+		unsigned long s = __luf_read_once(&src[i]);
 
 		if (s)
-			luf_store_relaxed(&dst[i], luf_load_relaxed(&dst[i]) | s);
+			__luf_write_once(&dst[i], __luf_read_once(&dst[i]) | s);
 	}
 }
 
-/* @dst &= @src (an intersection). */
-static inline void luf_cpumask_and(luf_aulong *dst, const luf_aulong *src, unsigned int nr_cpus)
+/**
+ * luf_cpumask_and() - @dst &= @src, an intersection
+ * @dst: the mask written
+ * @src: the mask read
+ * @nr_cpus: their CPU count
+ */
+static inline void luf_cpumask_and(unsigned long *dst, const unsigned long *src,
+				   unsigned int nr_cpus)
 {
 	for (unsigned int i = 0; i < LUF_CPUMASK_WORDS(nr_cpus); i++)
-		luf_store_relaxed(&dst[i], luf_load_relaxed(&dst[i]) & luf_load_relaxed(&src[i]));
+		__luf_write_once(&dst[i], __luf_read_once(&dst[i]) & __luf_read_once(&src[i]));
 }
 
-/* @dst &= ~@src (a difference). */
-static inline void luf_cpumask_andnot(luf_aulong *dst, const luf_aulong *src, unsigned int nr_cpus)
+/**
+ * luf_cpumask_andnot() - @dst &= ~@src, a difference
+ * @dst: the mask written
+ * @src: the mask read
+ * @nr_cpus: their CPU count
+ */
+static inline void luf_cpumask_andnot(unsigned long *dst, const unsigned long *src,
+				      unsigned int nr_cpus)
 {
 	for (unsigned int i = 0; i < LUF_CPUMASK_WORDS(nr_cpus); i++)
-		luf_store_relaxed(&dst[i], luf_load_relaxed(&dst[i]) & ~luf_load_relaxed(&src[i]));
+		__luf_write_once(&dst[i], __luf_read_once(&dst[i]) & ~__luf_read_once(&src[i]));
 }
 
-/* Number of CPUs in @m. */
-static inline unsigned int luf_cpumask_weight(const luf_aulong *m, unsigned int nr_cpus)
+/**
+ * luf_cpumask_weight() - the number of CPUs in @m
+ * @m: the mask
+ * @nr_cpus: its CPU count
+ *
+ * Return: a count of CPUs.
+ */
+static inline unsigned int luf_cpumask_weight(const unsigned long *m, unsigned int nr_cpus)
 {
 	unsigned int n = 0;
 
 	for (unsigned int i = 0; i < LUF_CPUMASK_WORDS(nr_cpus); i++)
-		n += luf_popcount(luf_load_relaxed(&m[i]));
+		n += __luf_popcount(__luf_read_once(&m[i]));
 	return n;
 }
 
-/* True iff @m has no CPU. */
-static inline bool luf_cpumask_empty(const luf_aulong *m, unsigned int nr_cpus)
+/**
+ * luf_cpumask_empty() - does @m hold no CPU?
+ * @m: the mask
+ * @nr_cpus: its CPU count
+ *
+ * Return: true iff @m is empty.
+ */
+static inline bool luf_cpumask_empty(const unsigned long *m, unsigned int nr_cpus)
 {
 	for (unsigned int i = 0; i < LUF_CPUMASK_WORDS(nr_cpus); i++)
-		if (luf_load_relaxed(&m[i]))
-			return false;
-	return true;
-}
-
-/* True iff @a and @b hold the same CPUs. */
-static inline bool luf_cpumask_equal(const luf_aulong *a, const luf_aulong *b, unsigned int nr_cpus)
-{
-	for (unsigned int i = 0; i < LUF_CPUMASK_WORDS(nr_cpus); i++)
-		if (luf_load_relaxed(&a[i]) != luf_load_relaxed(&b[i]))
-			return false;
-	return true;
-}
-
-/* True iff every CPU of @sub is in @super. */
-static inline bool luf_cpumask_subset(const luf_aulong *sub, const luf_aulong *super,
-				      unsigned int nr_cpus)
-{
-	for (unsigned int i = 0; i < LUF_CPUMASK_WORDS(nr_cpus); i++)
-		if (luf_load_relaxed(&sub[i]) & ~luf_load_relaxed(&super[i]))
+		if (__luf_read_once(&m[i]))
 			return false;
 	return true;
 }
 
 /**
- * luf_cpumask_next() - the first CPU of @m at or after @cpu.
+ * luf_cpumask_equal() - do @a and @b hold the same CPUs?
+ * @a: a mask
+ * @b: another mask
+ * @nr_cpus: their CPU count
+ *
+ * Return: true iff they are equal.
+ */
+static inline bool luf_cpumask_equal(const unsigned long *a, const unsigned long *b,
+				     unsigned int nr_cpus)
+{
+	for (unsigned int i = 0; i < LUF_CPUMASK_WORDS(nr_cpus); i++)
+		if (__luf_read_once(&a[i]) != __luf_read_once(&b[i]))
+			return false;
+	return true;
+}
+
+/**
+ * luf_cpumask_subset() - is every CPU of @sub in @super?
+ * @sub: a mask
+ * @super: another mask
+ * @nr_cpus: their CPU count
+ *
+ * Return: true iff @sub is a subset of @super.
+ */
+static inline bool luf_cpumask_subset(const unsigned long *sub, const unsigned long *super,
+				      unsigned int nr_cpus)
+{
+	for (unsigned int i = 0; i < LUF_CPUMASK_WORDS(nr_cpus); i++)
+		if (__luf_read_once(&sub[i]) & ~__luf_read_once(&super[i]))
+			return false;
+	return true;
+}
+
+/**
+ * luf_cpumask_next() - the first CPU of @m at or after @cpu
+ * @m: the mask
+ * @nr_cpus: its CPU count
+ * @cpu: where to start
+ *
  * Return: a CPU id, or @nr_cpus if there is none.
  */
-static inline unsigned int luf_cpumask_next(const luf_aulong *m, unsigned int nr_cpus,
+static inline unsigned int luf_cpumask_next(const unsigned long *m, unsigned int nr_cpus,
 					    unsigned int cpu)
 {
 	unsigned int i = cpu / LUF_BITS_PER_LONG;
@@ -193,20 +287,20 @@ static inline unsigned int luf_cpumask_next(const luf_aulong *m, unsigned int nr
 
 	if (cpu >= nr_cpus)
 		return nr_cpus;
-	w = luf_load_relaxed(&m[i]) & (~0UL << (cpu % LUF_BITS_PER_LONG));
+	w = __luf_read_once(&m[i]) & (~0UL << (cpu % LUF_BITS_PER_LONG));
 	for (;;) {
 		if (w) {
-			unsigned int c = i * LUF_BITS_PER_LONG + luf_ffs0(w);
+			unsigned int c = i * LUF_BITS_PER_LONG + __luf_ffs(w);
 
 			return c < nr_cpus ? c : nr_cpus;
 		}
 		if (++i >= LUF_CPUMASK_WORDS(nr_cpus))
 			return nr_cpus;
-		w = luf_load_relaxed(&m[i]);
+		w = __luf_read_once(&m[i]);
 	}
 }
 
-/* Iterate @cpu over the CPUs of @m, in increasing order. */
+/* Iterate @cpu over the CPUs of @m (@nr_cpus bits), in increasing order. */
 #define luf_for_each_cpu(cpu, m, nr_cpus)                                    \
 	for ((cpu) = luf_cpumask_next((m), (nr_cpus), 0); (cpu) < (nr_cpus); \
 	     (cpu) = luf_cpumask_next((m), (nr_cpus), (cpu) + 1))

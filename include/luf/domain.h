@@ -25,26 +25,35 @@
 #include "platform.h"
 #include "shared.h"
 
-/*
- * An address space's pending set (the mm's): luf_domain_size() bytes, set
- * up by luf_domain_init(), settled before any protection change on it.
+/**
+ * struct luf_domain - an address space's pending set (the mm's)
+ * @luf: the instance it is bound to
+ * @magic: the init marker
+ * @set: the shared set; last, its batch follows (luf_domain_size() bytes)
+ *
+ * Set up by luf_domain_init(), settled before any protection change on it.
  */
 struct luf_domain {
-	struct luf *luf;       /* the instance it is bound to */
-	unsigned long magic;   /* __luf_magic(this, LUF_MAGIC_DOMAIN) while live */
-	struct luf_shared set; /* last: its batch follows, luf_domain_size() bytes */
+	struct luf *luf;
+	unsigned long magic;
+	struct luf_shared set;
 };
 
-/* Bytes of storage for a domain of an instance of @nr_cpus CPUs. */
+/**
+ * luf_domain_size() - bytes of storage for a domain
+ * @nr_cpus: the instance's CPU count
+ *
+ * Return: a size in bytes.
+ */
 static inline size_t luf_domain_size(unsigned int nr_cpus)
 {
-	return offsetof(struct luf_domain, set) + luf_shared_size(nr_cpus);
+	return offsetof(struct luf_domain, set) + __luf_shared_size(nr_cpus);
 }
 
 /* True iff @dom is a live domain (luf_domain_init() returned 0). */
 static inline bool __luf_domain_live(const struct luf_domain *dom)
 {
-	return dom && dom->magic == __luf_magic(dom, LUF_MAGIC_DOMAIN);
+	return dom && dom->magic == __luf_magic(dom, __LUF_MAGIC_DOMAIN);
 }
 
 /* True iff @dom is NULL (no domain) or a live domain of instance @l (bad-input check). */
@@ -54,91 +63,65 @@ static inline bool __luf_domain_fits(const struct luf_domain *dom, const struct 
 }
 
 /**
- * luf_domain_init() - set up a domain with nothing pending, bound to
- * instance @l: only @l's per-CPU states may record removals in it or
- * settle it.
- * @dom: luf_domain_size(l->nr_cpus) bytes. @l: a live instance.
+ * luf_domain_init() - set up a domain with nothing pending, bound to instance @l
+ * @dom: luf_domain_size(l->nr_cpus) bytes
+ * @l: a live instance; only its per-CPU states may record removals in
+ *	the domain or settle it
+ *
  * Return: 0; -EINVAL (NULL, @l not live); -EBUSY if @dom is a live domain
  * already (luf_domain_fini() it). Nothing is written on error.
  */
-static inline int luf_domain_init(struct luf_domain *dom, struct luf *l)
-{
-	if (!dom || !__luf_live(l))
-		return -EINVAL;
-	if (__luf_domain_live(dom))
-		return -EBUSY;
-	dom->luf = l;
-	luf_shared_init(&dom->set, l->nr_cpus);
-	dom->magic = __luf_magic(dom, LUF_MAGIC_DOMAIN);
-	return 0;
-}
+int luf_domain_init(struct luf_domain *dom, struct luf *l);
 
 /**
  * luf_domain_pending() - does the domain still owe a flush?
- * Lock-free and write-free. Return: true iff some CPU in its set has
- * done < the set's ugen (false for a domain that is not live).
+ * @dom: a domain
+ *
+ * Context: any; lock-free and write-free.
+ * Return: true iff some CPU in its set has done < the set's ugen (false
+ * for a domain that is not live).
  */
 static inline bool luf_domain_pending(const struct luf_domain *dom)
 {
-	return __luf_domain_live(dom) && !luf_shared_check_done(&dom->set, dom->luf->done);
+	return __luf_domain_live(dom) && !__luf_shared_check_done(&dom->set, dom->luf->done);
 }
 
 /**
- * luf_domain_fini() - end a domain (the address space is gone): its
- * storage may be reused.
+ * luf_domain_fini() - end a domain (the address space is gone)
+ * @dom: a live domain
+ *
+ * Its storage may be reused afterwards.
  * Return: 0; -EINVAL if @dom is not live; -EBUSY if a flush is still owed
  * on it (luf_domain_settle() first: a stale entry of a dead address space
  * may still reach its folios).
  */
-static inline int luf_domain_fini(struct luf_domain *dom)
-{
-	if (!__luf_domain_live(dom))
-		return -EINVAL;
-	if (luf_domain_pending(dom))
-		return -EBUSY;
-	dom->magic = 0;
-	return 0;
-}
-
-/* luf_domain_settle(); @flushed as for __luf_flush_batch(). */
-static inline int __luf_domain_settle(struct luf *l, unsigned int cpu, struct luf_domain *dom,
-				      struct luf_batch *scratch, bool *flushed)
-{
-	if (flushed)
-		*flushed = false;
-	if (!__luf_live(l) || !dom || !scratch || cpu >= l->nr_cpus || !__luf_domain_fits(dom, l))
-		return -EINVAL;
-#if defined(LUF_MUTANT_NO_SETTLE)
-	/* Mutant: settles nothing (breaks S2). */
-	return 0;
-#else
-	return __luf_shared_flush(l, cpu, &dom->set, scratch, flushed);
-#endif
-}
+int luf_domain_fini(struct luf_domain *dom);
 
 /**
- * luf_domain_settle() - flush everything pending on @dom; call before any
- * protection change on it (downgrade or upgrade), before a write fault
- * installs a writable PTE, and before a translation is moved. Call it with
- * the page-table lock held, after looking at the PTEs and before changing
- * them (as flush_tlb_batched_pending() is called): a removal recorded
- * under that lock before (luf_unmap()) is then always seen.
- * @l: the instance. @cpu: the caller's CPU id. @dom: the domain.
- * @scratch: a batch of l->nr_cpus CPUs owned by the caller (struct luf_pcpu
- *           has one; luf_abort_domain() passes it).
+ * luf_domain_settle() - flush everything pending on @dom
+ * @l: the instance
+ * @cpu: the caller's CPU id
+ * @dom: the domain
+ * @scratch: a batch of l->nr_cpus CPUs owned by the caller (struct
+ *	luf_pcpu has one; luf_abort_domain() passes it)
  *
- * May flush (ops->flush) the CPUs of the domain's set that have not
- * flushed since; flushes nothing if diet empties the set.
- * Return: 0 (nothing is pending on @dom any more that was pending at the
- * call), -EINVAL for a bad argument (NULL, an instance or domain that is
- * not live, a domain of another instance, a CPU id out of range), or the
- * flush's error (everything stays pending). Source: Linux
+ * Call before any protection change on the domain (downgrade or
+ * upgrade), before a write fault installs a writable PTE, and before a
+ * translation is moved. Call it with the page-table lock held, after
+ * looking at the PTEs and before changing them (as
+ * flush_tlb_batched_pending() is called): a removal recorded under that
+ * lock before (luf_unmap()) is then always seen. Source: Linux
  * flush_tlb_batched_pending().
+ *
+ * Context: may flush (ops->flush) the CPUs of the domain's set that have
+ * not flushed since; flushes nothing if diet empties the set.
+ * Return: 1 if it flushed, 0 if nothing needed flushing (either way
+ * nothing pending at the call is pending any more); -EINVAL for a bad
+ * argument (NULL, an instance or domain that is not live, a domain of
+ * another instance, a CPU id out of range); or the flush's error
+ * (everything stays pending).
  */
-static inline int luf_domain_settle(struct luf *l, unsigned int cpu, struct luf_domain *dom,
-				    struct luf_batch *scratch)
-{
-	return __luf_domain_settle(l, cpu, dom, scratch, NULL);
-}
+int luf_domain_settle(struct luf *l, unsigned int cpu, struct luf_domain *dom,
+		      struct luf_batch *scratch);
 
 #endif /* LUF_DOMAIN_H */

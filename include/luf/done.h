@@ -8,7 +8,9 @@
  * line with the count of flush requests it received: the 2020 pageblock
  * flags thread measured contended cmpxchg retries falling from 1,208 to 68
  * once the hot words were split onto separate lines, and luf counts its own
- * retries in LUF_STAT_CAS_RETRY. Source: LUF RFC v12, per-CPU ugen_done.
+ * retries in LUF_STAT_CAS_RETRY. In a kernel the counters are a per-CPU
+ * variable; in user space an array indexed by CPU id (LUF_PERCPU).
+ * Source: LUF RFC v12, per-CPU ugen_done.
  */
 #ifndef LUF_DONE_H
 #define LUF_DONE_H
@@ -17,72 +19,89 @@
 #include "ugen.h"
 #include "cpumask.h"
 
-/*
- * One CPU's done counter, on its own cache line: an array of nr_cpus of
- * them is the done[] of an instance (luf_done_size() bytes).
+/**
+ * struct luf_done_cpu - one CPU's done counter, on its own cache line
+ * @done: the newest ugen flushed on this CPU
+ * @received: flush requests this CPU received (nr_tlb_remote_flush_received)
+ *
+ * Per-CPU storage of an instance: luf_done_size() bytes in user space.
  */
 struct luf_done_cpu {
-	LUF_CACHE_ALIGNED luf_aulong done; /* newest ugen flushed on this CPU */
-	luf_aulong received;		   /* nr_tlb_remote_flush_received */
+	LUF_CACHE_ALIGNED unsigned long done;
+	unsigned long received;
 };
 
-/* Bytes for the done counters of @nr_cpus CPUs. */
+/**
+ * luf_done_size() - bytes for the done counters of @nr_cpus CPUs (user space)
+ * @nr_cpus: 1..LUF_MAX_CPUS
+ *
+ * Return: @nr_cpus times sizeof(struct luf_done_cpu).
+ */
 static inline size_t luf_done_size(unsigned int nr_cpus)
 {
 	return nr_cpus * sizeof(struct luf_done_cpu);
 }
 
-/**
- * luf_done_init() - start every CPU at @start.
- * @d: luf_done_size(@nr_cpus) bytes. @nr_cpus: CPUs, 1..LUF_MAX_CPUS.
- * @start: luf_ugen_current() of the
- *     source the counters will be compared with (so that no stamp handed
- *     out later looks done already, even just below the wrap).
+/*
+ * Start every possible CPU of @d at @start, luf_ugen_current() of the
+ * source they will be compared with (so that no stamp handed out later
+ * looks done already, even just below the wrap).
  */
-static inline void luf_done_init(struct luf_done_cpu *d, unsigned int nr_cpus, luf_ugen_t start)
+static inline void __luf_done_init(struct luf_done_cpu LUF_PERCPU *d, unsigned int nr_cpus,
+				   unsigned long start)
 {
-	for (unsigned int c = 0; c < nr_cpus; c++) {
-		luf_store_relaxed(&d[c].done, start);
-		luf_store_relaxed(&d[c].received, 0);
+	unsigned int c;
+
+	__luf_for_each_possible_cpu(c, nr_cpus) {
+		__luf_write_once(&__luf_per_cpu(d, c)->done, start);
+		__luf_write_once(&__luf_per_cpu(d, c)->received, 0);
 	}
 }
 
-/*
- * luf_done_read() - done[@cpu], with acquire ordering: whatever the flush
- * that raised it did (the TLB invalidation, the barrier) happens before the
- * caller's next access, e.g. its reuse of a folio. Pairs with the release
- * compare-and-swap in __luf_done_mark(). @cpu must be < nr_cpus (not checked:
- * fast path; callers take CPU ids from a checked cpumask).
+/**
+ * luf_done_read() - done[@cpu], with acquire ordering
+ * @d: the done counters of an instance (its &struct luf.done)
+ * @cpu: a CPU id below the instance's CPU count (not checked: fast path;
+ *       callers take CPU ids from a checked cpumask)
+ *
+ * Whatever the flush that raised the counter did (the TLB invalidation,
+ * the barrier) happens before the caller's next access, e.g. its reuse of
+ * a folio. Pairs with the release compare-and-swap of __luf_done_mark_cpu().
+ *
+ * Context: any; one load of @cpu's line.
+ * Return: a ugen.
  */
-static inline luf_ugen_t luf_done_read(const struct luf_done_cpu *d, unsigned int cpu)
+static inline unsigned long luf_done_read(const struct luf_done_cpu LUF_PERCPU *d,
+					  unsigned int cpu)
 {
 #if defined(LUF_MUTANT_DONE_RELAXED)
 	/* Mutant: no acquire; the reuse may be ordered before the flush it relies on. */
-	return luf_load_relaxed(&d[cpu].done);
+	return __luf_read_once(&__luf_per_cpu(d, cpu)->done);
 #else
-	return luf_load_acquire(&d[cpu].done);
+	/* Pairs with the release in __luf_done_mark_cpu(): the flush before the reuse. */
+	return __luf_load_acquire(&__luf_per_cpu(d, cpu)->done);
 #endif
 }
 
 /*
- * __luf_done_mark_cpu() - raise done[@cpu] to @ugen unless it is there already.
- * @d: the done counters. @cpu: < nr_cpus. @ugen: a snapshot taken before
- *     the flush of @cpu that has now completed; never 0.
- *
- * Monotonic: a counter at or past @ugen is left alone, so of two racing
- * flushers the newer value wins and done never goes back (S4). The
- * release compare-and-swap publishes the completed flush to luf_done_read().
- * Return: the number of compare-and-swap retries (for LUF_STAT_CAS_RETRY).
+ * Raise done[@cpu] to @ugen unless it is there already. @ugen is a
+ * snapshot taken before a flush of @cpu that has now completed, never 0
+ * (0 marks nothing). Monotonic: a counter at or past @ugen is left alone,
+ * so of two racing flushers the newer value wins and done never goes back
+ * (S4). Internal: luf_local_flush_end() is the checked way in.
+ * Returns the number of compare-and-swap retries (LUF_STAT_CAS_RETRY).
  */
-static inline unsigned long __luf_done_mark_cpu(struct luf_done_cpu *d, unsigned int cpu,
-						luf_ugen_t ugen)
+static inline unsigned long __luf_done_mark_cpu(struct luf_done_cpu LUF_PERCPU *d,
+						unsigned int cpu, unsigned long ugen)
 {
-	unsigned long old = luf_load_relaxed(&d[cpu].done), retries = 0;
+	unsigned long *p = &__luf_per_cpu(d, cpu)->done;
+	unsigned long old = __luf_read_once(p), retries = 0;
 
 	if (luf_unlikely(!ugen))
-		return 0; /* "no generation": marks nothing */
+		return 0;
 	while (luf_ugen_before(old, ugen)) {
-		if (luf_try_cmpxchg_release(&d[cpu].done, &old, ugen))
+		/* Release: the completed flush before the new value (luf_done_read()). */
+		if (__luf_try_cmpxchg_release(p, &old, ugen))
 			break;
 		retries++;
 	}
@@ -90,23 +109,20 @@ static inline unsigned long __luf_done_mark_cpu(struct luf_done_cpu *d, unsigned
 }
 
 /*
- * __luf_done_mark() - raise done of every CPU in @cpus to @ugen, after a flush
- * of those CPUs that started after @ugen was taken (luf_ugen_new()) has
- * returned successfully; count one flush request received by each.
- * @d: the done counters. @cpus, @nr_cpus: the flushed CPUs. @ugen: the
- *     flusher's snapshot, never 0.
- * Internal: a caller reporting a flush luf did not send uses
- * luf_local_flush_end(), which refuses a ugen the source never handed out.
- * Return: the number of compare-and-swap retries (for LUF_STAT_CAS_RETRY).
+ * Raise done of every CPU in @cpus (@nr_cpus bits) to @ugen, after a flush
+ * of those CPUs that started after @ugen was taken has returned
+ * successfully, and count one flush request received by each. Returns the
+ * number of compare-and-swap retries.
  */
-static inline unsigned long __luf_done_mark(struct luf_done_cpu *d, const luf_aulong *cpus,
-					    unsigned int nr_cpus, luf_ugen_t ugen)
+static inline unsigned long __luf_done_mark(struct luf_done_cpu LUF_PERCPU *d,
+					    const unsigned long *cpus, unsigned int nr_cpus,
+					    unsigned long ugen)
 {
 	unsigned long retries = 0;
 	unsigned int cpu;
 
-	luf_for_each_cpu (cpu, cpus, nr_cpus) {
-		luf_add_relaxed(&d[cpu].received, 1);
+	luf_for_each_cpu(cpu, cpus, nr_cpus) {
+		__luf_add_relaxed(&__luf_per_cpu(d, cpu)->received, 1);
 		retries += __luf_done_mark_cpu(d, cpu, ugen);
 	}
 	return retries;

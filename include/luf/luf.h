@@ -2,17 +2,16 @@
 /*
  * luf/luf.h - everything: the umbrella header.
  *
- * Header-only use: include this and call the static inline API.
- * Linked use (libluf): define LUF_LINKED before including it; the same
- * names then resolve to libluf's exported symbols (see luf/api.h).
+ * The fast paths (defer, fold, free, clean allocation, check_done, diet,
+ * the upgrade check) are static inline in their headers; the slow paths
+ * (set-up, the flush and settle paths, aborts, statistics sums) are
+ * declared there and defined once in lib/<concept>.c: link libluf (luf::luf,
+ * luf::static) in user space, or build lib/luf in a kernel tree.
  */
 #ifndef LUF_LUF_H
 #define LUF_LUF_H
 
 #include "version.h"
-#if defined(LUF_LINKED) || defined(LUF_BUILDING_LIB)
-#include "api.h"
-#endif
 #include "platform.h"
 #include "ugen.h"
 #include "cpumask.h"
@@ -25,10 +24,8 @@
 #include "keytab.h"
 #include "domain.h"
 #include "pcpu.h"
+#include "folio.h"
 #include "freelist.h"
 #include "upgrade.h"
-#if defined(LUF_LINKED) || defined(LUF_BUILDING_LIB)
-#include "api.h"
-#endif
 
 #endif /* LUF_LUF_H */

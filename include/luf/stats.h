@@ -8,7 +8,8 @@
  * read-modify-write, no shared line. Readers sum the blocks without locks;
  * a sum read while CPUs run is a snapshot that may be a few events old.
  * The per-CPU count of flush requests received, which other CPUs write,
- * lives beside done[cpu] in done.h instead.
+ * lives beside done[cpu] in done.h instead. In a kernel the blocks are a
+ * per-CPU variable, which the glue can make part of /proc/vmstat.
  *
  * Names follow /proc/vmstat where an equivalent exists
  * (nr_tlb_remote_flush, nr_tlb_remote_flush_received, nr_tlb_local_flush_all).
@@ -18,113 +19,166 @@
 
 #include "platform.h"
 
-/* Why a deferral was cancelled and its flush run at once (DESIGN.md 4.8). */
+struct luf;
+
+/**
+ * enum luf_abort_cause - why a deferral was cancelled and its flush run at once
+ * @LUF_ABORT_WRITE_FAULT: a write fault would install a writable PTE
+ * @LUF_ABORT_PROT_UPGRADE: mprotect() or similar grants write permission
+ * @LUF_ABORT_WRITE_OTHER: the folio is written by another path (file write)
+ * @LUF_ABORT_POISON: poison-on-free writes the folio
+ * @LUF_ABORT_INIT_ON_FREE: init-on-free zeroes the folio
+ * @LUF_ABORT_MIGRATE_COPY: migration copies into the folio
+ * @LUF_ABORT_MOVE: mremap() or migration moves a translation
+ * @LUF_ABORT_NR_CAUSES: the number of causes
+ */
 enum luf_abort_cause {
-	LUF_ABORT_WRITE_FAULT,	/* a write fault would install a writable PTE */
-	LUF_ABORT_PROT_UPGRADE, /* mprotect() or similar grants write permission */
-	LUF_ABORT_WRITE_OTHER,	/* the folio is written by another path (file write) */
-	LUF_ABORT_POISON,	/* poison-on-free writes the folio */
-	LUF_ABORT_INIT_ON_FREE, /* init-on-free zeroes the folio */
-	LUF_ABORT_MIGRATE_COPY, /* migration copies into the folio */
-	LUF_ABORT_MOVE,		/* mremap() or migration moves a translation */
+	LUF_ABORT_WRITE_FAULT,
+	LUF_ABORT_PROT_UPGRADE,
+	LUF_ABORT_WRITE_OTHER,
+	LUF_ABORT_POISON,
+	LUF_ABORT_INIT_ON_FREE,
+	LUF_ABORT_MIGRATE_COPY,
+	LUF_ABORT_MOVE,
 	LUF_ABORT_NR_CAUSES
 };
 
-/* The counters, after /proc/vmstat's TLB items; read with luf_stats_sum(). */
+/**
+ * enum luf_stat_item - the counters, after /proc/vmstat's TLB items
+ * @LUF_STAT_REMOTE_FLUSH: flush calls that reached another CPU (nr_tlb_remote_flush)
+ * @LUF_STAT_LOCAL_FLUSH: flush calls for the caller's CPU only (nr_tlb_local_flush_all)
+ * @LUF_STAT_FLUSH_SKIPPED: flushes not issued because diet emptied the set
+ * @LUF_STAT_DIET_DROPPED: CPUs dropped from sets by diet
+ * @LUF_STAT_FLUSH_FAILED: the arch flush returned an error; the set stayed pending
+ * @LUF_STAT_CAS_RETRY: compare-and-swap retries when marking done
+ * @LUF_STAT_DEFERRED: translations whose flush was deferred
+ * @LUF_STAT_NO_FLUSH: inaccessible translations, removed with no flush owed
+ * @LUF_STAT_WRITABLE_FLUSH: batches flushed at fold because they held a writable entry
+ * @LUF_STAT_FOLD: per-CPU sets folded into the key table
+ * @LUF_STAT_FREE_CLEAN: folios freed straight to the clean list
+ * @LUF_STAT_FREE_PEND: folios freed to the pend list
+ * @LUF_STAT_ALLOC_CLEAN: allocations served (a clean folio handed out)
+ * @LUF_STAT_ALLOC_FLUSH: allocations that flushed the pend list
+ * @LUF_STAT_ALLOC_DONE: pend list found flushed already (diet): no flush
+ * @LUF_STAT_ALLOC_FAIL: allocations that returned an error
+ * @LUF_STAT_PEND_RELEASED: pend folios moved to clean (flushed, or found done)
+ * @LUF_STAT_ABORT: the first of %LUF_ABORT_NR_CAUSES counters, one per cause
+ * @LUF_STAT_NR_ITEMS: the number of counters
+ *
+ * Read with luf_stats_sum().
+ */
 enum luf_stat_item {
-	LUF_STAT_REMOTE_FLUSH,	 /* nr_tlb_remote_flush: flush calls that reached another CPU */
-	LUF_STAT_LOCAL_FLUSH,	 /* nr_tlb_local_flush_all: flush calls for the caller's CPU only */
-	LUF_STAT_FLUSH_SKIPPED,	 /* flushes not issued because diet emptied the set */
-	LUF_STAT_DIET_DROPPED,	 /* CPUs dropped from sets by diet */
-	LUF_STAT_FLUSH_FAILED,	 /* arch flush returned an error; the set stayed pending */
-	LUF_STAT_CAS_RETRY,	 /* mark_done compare-and-swap retries */
-	LUF_STAT_DEFERRED,	 /* translations whose flush was deferred */
-	LUF_STAT_NO_FLUSH,	 /* inaccessible translations: removed with no flush owed */
-	LUF_STAT_WRITABLE_FLUSH, /* batches flushed at fold because they held a writable entry */
-	LUF_STAT_FOLD,		 /* per-CPU sets folded into the key table */
-	LUF_STAT_FREE_CLEAN,	 /* folios freed straight to the clean list */
-	LUF_STAT_FREE_PEND,	 /* folios freed to the pend list */
-	LUF_STAT_ALLOC_CLEAN,	 /* allocations served (a clean folio handed out) */
-	LUF_STAT_ALLOC_FLUSH,	 /* allocations that flushed the pend list */
-	LUF_STAT_ALLOC_DONE,	 /* pend list found flushed already (diet): no flush */
-	LUF_STAT_ALLOC_FAIL,	 /* allocations that returned an error */
-	LUF_STAT_PEND_RELEASED,	 /* pend folios moved to clean (flushed, or found done) */
-	LUF_STAT_ABORT,		 /* first of LUF_ABORT_NR_CAUSES counters, one per cause */
+	LUF_STAT_REMOTE_FLUSH,
+	LUF_STAT_LOCAL_FLUSH,
+	LUF_STAT_FLUSH_SKIPPED,
+	LUF_STAT_DIET_DROPPED,
+	LUF_STAT_FLUSH_FAILED,
+	LUF_STAT_CAS_RETRY,
+	LUF_STAT_DEFERRED,
+	LUF_STAT_NO_FLUSH,
+	LUF_STAT_WRITABLE_FLUSH,
+	LUF_STAT_FOLD,
+	LUF_STAT_FREE_CLEAN,
+	LUF_STAT_FREE_PEND,
+	LUF_STAT_ALLOC_CLEAN,
+	LUF_STAT_ALLOC_FLUSH,
+	LUF_STAT_ALLOC_DONE,
+	LUF_STAT_ALLOC_FAIL,
+	LUF_STAT_PEND_RELEASED,
+	LUF_STAT_ABORT,
 	LUF_STAT_NR_ITEMS = LUF_STAT_ABORT + LUF_ABORT_NR_CAUSES
 };
 
-/* One CPU's counters. Sized and aligned so no two CPUs share a line. */
+/**
+ * struct luf_stats_cpu - one CPU's counters, sized and aligned so no two CPUs share a line
+ * @v: the counters, indexed by enum luf_stat_item
+ */
 struct luf_stats_cpu {
-	LUF_CACHE_ALIGNED luf_aulong v[LUF_STAT_NR_ITEMS]; /* indexed by enum luf_stat_item */
+	LUF_CACHE_ALIGNED unsigned long v[LUF_STAT_NR_ITEMS];
 };
 
-/* Bytes for the counters of @nr_cpus CPUs (an array of struct luf_stats_cpu). */
+/**
+ * luf_stats_size() - bytes for the counters of @nr_cpus CPUs (user space)
+ * @nr_cpus: 1..LUF_MAX_CPUS
+ *
+ * Return: @nr_cpus times sizeof(struct luf_stats_cpu).
+ */
 static inline size_t luf_stats_size(unsigned int nr_cpus)
 {
 	return nr_cpus * sizeof(struct luf_stats_cpu);
 }
 
-/* Zero the counters of @nr_cpus CPUs. */
-static inline void luf_stats_init(struct luf_stats_cpu *s, unsigned int nr_cpus)
+/* Zero the counters of every possible CPU of @s. */
+static inline void __luf_stats_init(struct luf_stats_cpu LUF_PERCPU *s, unsigned int nr_cpus)
 {
-	for (unsigned int c = 0; c < nr_cpus; c++)
+	unsigned int c;
+
+	__luf_for_each_possible_cpu(c, nr_cpus) {
 		for (unsigned int i = 0; i < LUF_STAT_NR_ITEMS; i++)
-			luf_store_relaxed(&s[c].v[i], 0);
+			__luf_write_once(&__luf_per_cpu(s, c)->v[i], 0);
+	}
 }
 
 /*
- * Add @delta (may be negative) to @item of one CPU's block. Owner-only:
- * a relaxed load and store, so two writers of one block may lose counts
+ * Add @delta (may be negative) to @item of CPU @cpu's block. Owner-only: a
+ * relaxed load and store, so two writers of one block may lose counts
  * (never corrupt anything else).
  */
-static inline void luf_stat_add(struct luf_stats_cpu *s, enum luf_stat_item item, long delta)
+static inline void __luf_stat_add(struct luf_stats_cpu LUF_PERCPU *s, unsigned int cpu,
+				  enum luf_stat_item item, long delta)
 {
-	luf_store_relaxed(&s->v[item], luf_load_relaxed(&s->v[item]) + (unsigned long)delta);
+	unsigned long *p = &__luf_per_cpu(s, cpu)->v[item];
+
+	__luf_write_once(p, __luf_read_once(p) + (unsigned long)delta);
 }
 
-/* Add 1 to @item of one CPU's block (owner-only, as luf_stat_add()). */
-static inline void luf_stat_inc(struct luf_stats_cpu *s, enum luf_stat_item item)
+/* Add 1 to @item of CPU @cpu's block (owner-only, as __luf_stat_add()). */
+static inline void __luf_stat_inc(struct luf_stats_cpu LUF_PERCPU *s, unsigned int cpu,
+				  enum luf_stat_item item)
 {
-	luf_stat_add(s, item, 1);
-}
-
-/**
- * luf_stats_sum() - the sum of @item over @nr_cpus CPUs' blocks.
- * Return: the count (gauges are signed sums, returned as long). Lock-free;
- * a snapshot while writers run.
- */
-static inline long luf_stats_sum(const struct luf_stats_cpu *s, unsigned int nr_cpus,
-				 enum luf_stat_item item)
-{
-	unsigned long sum = 0;
-
-	for (unsigned int c = 0; c < nr_cpus; c++)
-		sum += luf_load_relaxed(&s[c].v[item]);
-	return (long)sum;
+	__luf_stat_add(s, cpu, item, 1);
 }
 
 /**
- * luf_stats_nr_pend() - folios on pend lists now, summed over @nr_cpus
- * CPUs' blocks. Derived from the event counts (frees to pend minus pend
- * folios released), so the free path keeps no separate gauge.
- * Return: a count of folios; a lock-free snapshot while writers run.
+ * luf_stats_sum() - the sum of one counter over every CPU of an instance
+ * @l: a live instance
+ * @item: the counter
+ *
+ * Context: any; lock-free, a snapshot while writers run.
+ * Return: the count, or 0 if @l is not live or @item is out of range.
  */
-static inline long luf_stats_nr_pend(const struct luf_stats_cpu *s, unsigned int nr_cpus)
-{
-	return luf_stats_sum(s, nr_cpus, LUF_STAT_FREE_PEND) -
-	       luf_stats_sum(s, nr_cpus, LUF_STAT_PEND_RELEASED);
-}
+long luf_stats_sum(const struct luf *l, enum luf_stat_item item);
 
 /**
- * luf_stats_nr_clean() - folios on clean lists now, summed over @nr_cpus
- * CPUs' blocks: frees to clean plus released pend folios minus
- * allocations. Return: a count of folios; a lock-free snapshot.
+ * luf_stats_read() - one counter of one CPU's block
+ * @l: a live instance
+ * @cpu: a CPU id
+ * @item: the counter
+ *
+ * Context: any; lock-free.
+ * Return: the count, or 0 for a bad argument.
  */
-static inline long luf_stats_nr_clean(const struct luf_stats_cpu *s, unsigned int nr_cpus)
-{
-	return luf_stats_sum(s, nr_cpus, LUF_STAT_FREE_CLEAN) +
-	       luf_stats_sum(s, nr_cpus, LUF_STAT_PEND_RELEASED) -
-	       luf_stats_sum(s, nr_cpus, LUF_STAT_ALLOC_CLEAN);
-}
+long luf_stats_read(const struct luf *l, unsigned int cpu, enum luf_stat_item item);
+
+/**
+ * luf_stats_nr_pend() - folios on pend lists now
+ * @l: a live instance
+ *
+ * Derived from the event counts (frees to pend minus pend folios
+ * released), so the free path keeps no separate gauge.
+ * Context: any; lock-free, a snapshot while writers run.
+ * Return: a count of folios.
+ */
+long luf_stats_nr_pend(const struct luf *l);
+
+/**
+ * luf_stats_nr_clean() - folios on clean lists now
+ * @l: a live instance
+ *
+ * Frees to clean plus released pend folios minus allocations.
+ * Context: any; lock-free, a snapshot while writers run.
+ * Return: a count of folios.
+ */
+long luf_stats_nr_clean(const struct luf *l);
 
 #endif /* LUF_STATS_H */

@@ -10,13 +10,13 @@
  * Who moves the counter. In the LUF RFC (v12, new_luf_ugen()) every
  * unmapper increments the global counter and a flusher reads it. luf
  * turns that around so that the defer path never writes a shared line:
- * a flusher takes a new ugen with luf_ugen_new() *before* it flushes, and
- * an unmapper stamps its removed translations with luf_ugen_stamp(), which
- * only reads the counter. The stamp is one past what it read: it names the
- * first flush that certainly started after the removal.
+ * a flusher takes a new ugen with __luf_ugen_new() *before* it flushes,
+ * and an unmapper stamps its removed translations with luf_ugen_stamp(),
+ * which only reads the counter. The stamp is one past what it read: it
+ * names the first flush that certainly started after the removal.
  *
  *   unmapper (CPU0)                      flusher (CPU1)
- *   clear PTE                            f = luf_ugen_new()    (counter -> f)
+ *   clear PTE                            f = __luf_ugen_new()  (counter -> f)
  *   full barrier                         flush CPUs of the set
  *   s = luf_ugen_stamp() = cur + 1       mark done = f
  *
@@ -35,22 +35,24 @@
 
 #include "platform.h"
 
-/* An unmap generation: wrap-around, compared only with luf_ugen_before(); 0 = none. */
-typedef unsigned long luf_ugen_t;
-
-/* The global source: one per luf instance, on its own cache line. */
+/**
+ * struct luf_ugen_src - the source of unmap generations of one instance
+ * @cur: the last ugen handed out by __luf_ugen_new(); written by flushers
+ *       only, on its own cache line
+ */
 struct luf_ugen_src {
-	LUF_CACHE_ALIGNED luf_aulong cur; /* last ugen handed out by luf_ugen_new() */
+	LUF_CACHE_ALIGNED unsigned long cur;
 };
 
 /**
- * luf_ugen_before() - wrap-safe "a is older than b".
- * @a, @b: ugens (0 is "none" and is older than nothing in particular: callers
- *         test for 0 first).
+ * luf_ugen_before() - is ugen @a older than ugen @b, across the wrap?
+ * @a: a ugen; 0 ("none") is not special here, callers test for it first
+ * @b: another ugen
  *
- * Return: true iff (long)(a - b) < 0. Source: LUF RFC v12, ugen_before().
+ * Context: any; reads nothing shared.
+ * Return: true iff (long)(@a - @b) < 0. Source: LUF RFC v12, ugen_before().
  */
-static inline bool luf_ugen_before(luf_ugen_t a, luf_ugen_t b)
+static inline bool luf_ugen_before(unsigned long a, unsigned long b)
 {
 #if defined(LUF_MUTANT_UGEN_LT)
 	/* Mutant: a plain comparison, wrong across the wrap (breaks S4). */
@@ -61,12 +63,14 @@ static inline bool luf_ugen_before(luf_ugen_t a, luf_ugen_t b)
 }
 
 /**
- * luf_ugen_newer() - the newer of two ugens, treating 0 as "none".
- * @a, @b: ugens.
+ * luf_ugen_newer() - the newer of two ugens, treating 0 as "none"
+ * @a: a ugen or 0
+ * @b: a ugen or 0
  *
+ * Context: any; reads nothing shared.
  * Return: @a if @b is 0 or older, else @b.
  */
-static inline luf_ugen_t luf_ugen_newer(luf_ugen_t a, luf_ugen_t b)
+static inline unsigned long luf_ugen_newer(unsigned long a, unsigned long b)
 {
 	if (!a)
 		return b;
@@ -75,66 +79,58 @@ static inline luf_ugen_t luf_ugen_newer(luf_ugen_t a, luf_ugen_t b)
 	return luf_ugen_before(a, b) ? b : a;
 }
 
-/**
- * luf_ugen_src_init() - start a ugen source.
- * @src:   caller storage.
- * @start: the value the counter starts at (any value; tests start just
- *         below the wrap, e.g. ULONG_MAX - 16). Done counters must be
- *         initialised to luf_ugen_current() of this source.
- */
-static inline void luf_ugen_src_init(struct luf_ugen_src *src, luf_ugen_t start)
+/* Start @src at @start; done counters start at the same value (luf_init()). */
+static inline void __luf_ugen_src_init(struct luf_ugen_src *src, unsigned long start)
 {
-	luf_store_relaxed(&src->cur, start);
+	__luf_write_once(&src->cur, start);
 }
 
 /**
- * luf_ugen_current() - the last ugen handed out (or the start value).
- * @src: the source.
+ * luf_ugen_current() - the last ugen handed out, or the start value
+ * @src: the source
  *
- * Return: a ugen, possibly 0 if the source started at 0. No ordering.
+ * Context: any; one relaxed load, no ordering.
+ * Return: a ugen, 0 if the source started at 0 and never moved.
  */
-static inline luf_ugen_t luf_ugen_current(const struct luf_ugen_src *src)
+static inline unsigned long luf_ugen_current(const struct luf_ugen_src *src)
 {
-	return luf_load_relaxed(&src->cur);
+	return __luf_read_once(&src->cur);
 }
 
-/**
- * luf_ugen_new() - take a new generation; called by a flusher before it
- * flushes, the result is the ugen its flush will mark done.
- * @src: the source.
- *
- * Fully ordered (a seq_cst read-modify-write): the flush that follows is
- * ordered after it. Skips 0 on wrap.
- *
- * Return: a ugen, never 0. Writes the source's cache line: flush path only.
+/*
+ * A new generation, taken by a flusher before it flushes: the ugen its
+ * flush will mark done. A fully ordered read-modify-write, so the flush
+ * that follows is ordered after it; skips 0 on wrap (again if another
+ * wrap raced past 0: tests/spin). Writes the source's line: flush path only.
  */
-static inline luf_ugen_t luf_ugen_new(struct luf_ugen_src *src)
+static inline unsigned long __luf_ugen_new(struct luf_ugen_src *src)
 {
-	luf_ugen_t g;
+	unsigned long g;
 
 	do
-		g = luf_add_return(&src->cur, 1);
-	while (luf_unlikely(!g)); /* again if another wrap raced past 0 (tests/model) */
+		g = __luf_add_return(&src->cur, 1);
+	while (luf_unlikely(!g));
 	return g;
 }
 
 /**
- * luf_ugen_stamp() - the ugen a flush must reach to cover every translation
- * this CPU removed before the call.
- * @src: the source.
+ * luf_ugen_stamp() - the ugen a flush must reach to cover every
+ * translation this CPU removed before the call
+ * @src: the source
  *
- * Issues a full barrier first, so the caller's PTE clear (a plain store in
- * a simulator, ptep_get_and_clear() in a kernel) is ordered before the read
- * (the store-buffering pattern in the comment at the top of this file).
+ * Call after the PTE clear. The full barrier keeps the clear (a plain
+ * store in a simulator, ptep_get_and_clear() in a kernel) before the read
+ * of the counter: the store-buffering pattern of the diagram above.
  *
- * Return: current + 1, or 1 where that is 0. Never 0. Reads only.
+ * Context: any; reads only (no shared-line write).
+ * Return: current + 1, or 1 where that is 0; never 0.
  */
-static inline luf_ugen_t luf_ugen_stamp(const struct luf_ugen_src *src)
+static inline unsigned long luf_ugen_stamp(const struct luf_ugen_src *src)
 {
-	luf_ugen_t g;
+	unsigned long g;
 
-	luf_smp_mb();
-	g = luf_load_relaxed(&src->cur) + 1;
+	__luf_smp_mb(); /* the removal before the read of the counter (diagram above) */
+	g = __luf_read_once(&src->cur) + 1;
 	return g ? g : 1;
 }
 

@@ -32,10 +32,12 @@
 #include "platform.h"
 #include "pcpu.h"
 
-/* What the removed translation allowed (PTE bits, in luf's own encoding). */
-#define LUF_PTE_ACCESSIBLE 0x1u /* present and usable (not PROT_NONE / NUMA hinting) */
-#define LUF_PTE_WRITABLE 0x2u	/* writable: its removal is flushed, never deferred (S3) */
-#define LUF_PTE_DIRTY 0x4u	/* dirty: its removal is flushed, never deferred (S3) */
+/* Present and usable (not PROT_NONE, not a NUMA-hinting entry). */
+#define LUF_PTE_ACCESSIBLE 0x1u
+/* Writable: its removal is flushed, never deferred (S3). */
+#define LUF_PTE_WRITABLE 0x2u
+/* Dirty: its removal is flushed, never deferred (S3). */
+#define LUF_PTE_DIRTY 0x4u
 /*
  * A protection change of this range has not flushed yet (the kernel's
  * mm_tlb_flush_pending()): CPUs may still cache more rights than the PTE
@@ -43,25 +45,31 @@
  * deferred or skipped.
  */
 #define LUF_PTE_FLUSH_PENDING 0x8u
-#define LUF_PTE_ALL 0xfu /* every LUF_PTE_* bit; others are rejected */
+/* Every LUF_PTE_* bit; luf_unmap() refuses others. */
+#define LUF_PTE_ALL 0xfu
 
-/* What a removed translation owes: luf_unmap_classify() of its LUF_PTE_* bits. */
+/**
+ * enum luf_unmap_kind - what a removed translation owes
+ * @LUF_UNMAP_NO_FLUSH: inaccessible: no CPU can use it, nothing owed
+ * @LUF_UNMAP_DEFER: read-only and clean: the flush may wait
+ * @LUF_UNMAP_FLUSH: writable or dirty: flush before the folio is freed
+ */
 enum luf_unmap_kind {
-	LUF_UNMAP_NO_FLUSH, /* inaccessible: no CPU can use it, nothing owed */
-	LUF_UNMAP_DEFER,    /* read-only and clean: the flush may wait */
-	LUF_UNMAP_FLUSH,    /* writable or dirty: flush before the folio is freed */
+	LUF_UNMAP_NO_FLUSH,
+	LUF_UNMAP_DEFER,
+	LUF_UNMAP_FLUSH,
 };
 
 /**
- * luf_unmap_classify() - what a removed translation owes.
- * @pte_flags: LUF_PTE_* bits of the translation as it was.
+ * luf_unmap_classify() - what a removed translation owes
+ * @pte_flags: LUF_PTE_* bits of the translation as it was
  *
  * Every combination has one answer, the most conservative one it allows:
  * FLUSH_PENDING, WRITABLE or DIRTY (with or without ACCESSIBLE: a writable
  * or dirty bit on an entry reported inaccessible is contradictory, and a
- * CPU may still hold it writable) -> LUF_UNMAP_FLUSH; else ACCESSIBLE ->
- * LUF_UNMAP_DEFER; else (no bit) -> LUF_UNMAP_NO_FLUSH. Bits outside
- * LUF_PTE_ALL are ignored here and refused by luf_unmap().
+ * CPU may still hold it writable) give %LUF_UNMAP_FLUSH; else ACCESSIBLE
+ * gives %LUF_UNMAP_DEFER; else %LUF_UNMAP_NO_FLUSH. Bits outside
+ * %LUF_PTE_ALL are ignored here and refused by luf_unmap().
  * Return: an enum luf_unmap_kind.
  */
 static inline enum luf_unmap_kind luf_unmap_classify(unsigned int pte_flags)
@@ -77,28 +85,37 @@ static inline enum luf_unmap_kind luf_unmap_classify(unsigned int pte_flags)
 	return LUF_UNMAP_DEFER;
 }
 
-/* True iff the translation's flush may be deferred until the folio's reuse. */
+/**
+ * luf_can_defer() - may the flush of a removed translation wait for reuse?
+ * @pte_flags: LUF_PTE_* bits of the translation as it was
+ *
+ * Return: true iff luf_unmap_classify() gives %LUF_UNMAP_DEFER.
+ */
 static inline bool luf_can_defer(unsigned int pte_flags)
 {
 	return luf_unmap_classify(pte_flags) == LUF_UNMAP_DEFER;
 }
 
 /**
- * luf_unmap() - record the removal of one translation, by its kind.
+ * luf_unmap() - record the removal of one translation, by its kind
+ * @pc: this CPU's state
+ * @dom: its address space, or NULL
+ * @cpus: the CPUs that may cache it (l->nr_cpus bits)
+ * @pte_flags: LUF_PTE_* bits it had
+ *
  * Call it after the PTE is cleared and before the page-table lock that
  * covers the PTE is released (as the kernel sets tlb_flush_batched under
  * the PTL): a protection change that settles under that lock then either
  * still sees the PTE or finds the removal recorded in the domain.
- * @pc: this CPU's state. @dom: its address space, or NULL. @cpus: the CPUs
- * that may cache it (l->nr_cpus bits). @pte_flags: LUF_PTE_* bits it had.
- *
  * Inaccessible: counted, nothing else. Otherwise luf_pcpu_defer(), with
  * writable set for a writable or dirty translation (flushed at the next
  * fold, never deferred past it).
+ *
+ * Context: as luf_pcpu_defer().
  * Return: as luf_pcpu_defer(); also -EINVAL for @pte_flags bits outside
- * LUF_PTE_ALL (checked before anything is counted or recorded).
+ * %LUF_PTE_ALL (checked before anything is counted or recorded).
  */
-static inline int luf_unmap(struct luf_pcpu *pc, struct luf_domain *dom, const luf_aulong *cpus,
+static inline int luf_unmap(struct luf_pcpu *pc, struct luf_domain *dom, const unsigned long *cpus,
 			    unsigned int pte_flags)
 {
 	enum luf_unmap_kind kind = luf_unmap_classify(pte_flags);
@@ -107,86 +124,59 @@ static inline int luf_unmap(struct luf_pcpu *pc, struct luf_domain *dom, const l
 	    !__luf_domain_fits(dom, pc->luf) || (pte_flags & ~LUF_PTE_ALL))
 		return -EINVAL;
 	if (kind == LUF_UNMAP_NO_FLUSH) {
-		luf_stat_inc(pc->stats, LUF_STAT_NO_FLUSH);
+		__luf_stat_inc(pc->luf->stats, pc->cpu, LUF_STAT_NO_FLUSH);
 		return 0;
 	}
 	return luf_pcpu_defer(pc, dom, cpus, kind == LUF_UNMAP_FLUSH);
 }
 
 /**
- * luf_abort_key() - cancel the deferral of a free folio's flush: flush its
- * key's set now, before the folio is written by another path (file write,
- * poison-on-free, init-on-free, a migration copy into it).
- * @pc: this CPU's state. @key: the folio's key (0: nothing owed).
+ * luf_abort_key() - cancel the deferral of a free folio's flush
+ * @pc: this CPU's state
+ * @key: the folio's key (0: nothing owed)
  * @cause: why; counted in LUF_STAT_ABORT + @cause when a flush was sent
- * and succeeded.
- * May flush. Return: 0, -EINVAL for a @pc that is not live, a bad key or
- * cause, or the flush's error (still pending: the caller must not write
- * the folio).
+ *	and succeeded
+ *
+ * Flush @key's set now, before the folio is written by another path (file
+ * write, poison-on-free, init-on-free, a migration copy into it).
+ *
+ * Context: may flush.
+ * Return: 0, -EINVAL for a @pc that is not live, a bad key or cause, or
+ * the flush's error (still pending: the caller must not write the folio).
  */
-static inline int luf_abort_key(struct luf_pcpu *pc, unsigned int key, enum luf_abort_cause cause)
-{
-	bool flushed;
-	int ret;
-
-	if (!__luf_pcpu_live(pc) || (unsigned int)cause >= LUF_ABORT_NR_CAUSES ||
-	    (key && !luf_keytab_valid(pc->kt, key)))
-		return -EINVAL;
-#if defined(LUF_MUTANT_NO_ABORT)
-	/* Mutant: skips the write-upgrade abort (breaks S2). */
-	(void)flushed, (void)ret;
-	return 0;
-#else
-	if (!key || luf_keytab_check_done(pc->kt, key) == 1)
-		return 0;
-	ret = __luf_key_flush(pc, key, &flushed);
-	if (!ret && flushed)
-		luf_stat_inc(pc->stats, (enum luf_stat_item)(LUF_STAT_ABORT + cause));
-	return ret;
-#endif
-}
+int luf_abort_key(struct luf_pcpu *pc, unsigned int key, enum luf_abort_cause cause);
 
 /**
- * luf_abort_domain() - cancel the deferrals pending on an address space:
- * settle it before write permission is granted (a write fault, mprotect),
- * or a translation in it is moved (mremap, migration).
- * @pc: this CPU's state. @dom: the domain. @cause: why (counted when a
- * flush was sent and succeeded).
- * May flush. Return: 0, -EINVAL for NULL, a @pc or domain that is not
- * live, a bad cause or a domain of another instance, or the flush's error
- * (still pending: the caller must not grant the write).
+ * luf_abort_domain() - cancel the deferrals pending on an address space
+ * @pc: this CPU's state
+ * @dom: the domain
+ * @cause: why (counted when a flush was sent and succeeded)
+ *
+ * Settle @dom before write permission is granted (a write fault,
+ * mprotect), or a translation in it is moved (mremap, migration).
+ *
+ * Context: may flush.
+ * Return: 0, -EINVAL for NULL, a @pc or domain that is not live, a bad
+ * cause or a domain of another instance, or the flush's error (still
+ * pending: the caller must not grant the write).
  */
-static inline int luf_abort_domain(struct luf_pcpu *pc, struct luf_domain *dom,
-				   enum luf_abort_cause cause)
-{
-	bool flushed;
-	int ret;
-
-	if (!__luf_pcpu_live(pc) || !dom || (unsigned int)cause >= LUF_ABORT_NR_CAUSES ||
-	    !__luf_domain_fits(dom, pc->luf))
-		return -EINVAL;
-#if defined(LUF_MUTANT_NO_ABORT)
-	(void)flushed, (void)ret;
-	return 0;
-#else
-	if (!luf_domain_pending(dom))
-		return 0;
-	ret = __luf_domain_settle(pc->luf, pc->cpu, dom, pc->scratch, &flushed);
-	if (!ret && flushed)
-		luf_stat_inc(pc->stats, (enum luf_stat_item)(LUF_STAT_ABORT + cause));
-	return ret;
-#endif
-}
+int luf_abort_domain(struct luf_pcpu *pc, struct luf_domain *dom, enum luf_abort_cause cause);
 
 /**
- * luf_upgrade_check_at() - assert that no flush is owed before write
- * access is granted (LUF_DEBUG: through luf_upgrade_check(), reporting a
- * write-upgrade without abort with the call site).
- * @pc: this CPU's state. @key: a folio's key or 0. @dom: a domain or NULL.
- * @file, @line: the call site, for the LUF_DEBUG report.
- * Reads only. Return: 0 if neither owes a flush; -EBUSY if one does;
- * -EINVAL for a @pc or domain that is not live, a bad key or a domain of
- * another instance.
+ * luf_upgrade_check_at() - assert that no flush is owed before write access is granted
+ * @pc: this CPU's state
+ * @key: a folio's key, or 0
+ * @dom: a domain, or NULL
+ * @file: the call site, for the LUF_DEBUG report (luf_upgrade_check() passes __FILE__)
+ * @line: ... and its line (__LINE__)
+ *
+ * Under LUF_DEBUG a write upgrade without abort is reported with the call
+ * site. Use luf_upgrade_check().
+ *
+ * Context: any; reads only.
+ * Return: 0 if neither owes a flush; -EBUSY if one does; -EINVAL for a
+ * @pc or domain that is not live, a bad key or a domain of another
+ * instance.
  */
 static inline int luf_upgrade_check_at(struct luf_pcpu *pc, unsigned int key,
 				       const struct luf_domain *dom, const char *file, int line)
@@ -201,8 +191,8 @@ static inline int luf_upgrade_check_at(struct luf_pcpu *pc, unsigned int key,
 	if (done && (!dom || !luf_domain_pending(dom)))
 		return 0;
 #if defined(LUF_DEBUG)
-	luf_debug_report(pc->luf, "write-upgrade without abort (a flush is still owed)",
-			 dom ? (const void *)dom : (const void *)pc, file, line);
+	__luf_debug_report(pc->luf, "write-upgrade without abort (a flush is still owed)",
+			   dom ? (const void *)dom : (const void *)pc, file, line);
 #else
 	(void)file, (void)line;
 #endif

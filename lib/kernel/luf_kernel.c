@@ -11,7 +11,7 @@
  * marked by luf after we return 0.
  *
  *   initiator (CPU0)                       target (CPU1)
- *   f = luf_ugen_new()      [luf]
+ *   f = __luf_ugen_new()      [luf]
  *   g = ++gen               (fully ordered)
  *   on_each_cpu_mask() ---- IPI ---------> luf_kernel_ipi(): flush TLB,
  *     waits for CPU1 <-------------------   seen[1] = max(seen[1], g)
@@ -74,7 +74,7 @@ static void luf_kernel_ipi(void *data)
  * with interrupts disabled or outside task context (it could deadlock on
  * the IPI it waits for): refuse there, and luf keeps the set pending.
  */
-static int luf_kernel_send(struct luf_kernel *k, const luf_aulong *cpus, unsigned int nr_cpus,
+static int luf_kernel_send(struct luf_kernel *k, const unsigned long *cpus, unsigned int nr_cpus,
 			   const struct cpumask *mask)
 {
 	struct luf_kernel_ipi_info info;
@@ -96,7 +96,7 @@ static int luf_kernel_send(struct luf_kernel *k, const luf_aulong *cpus, unsigne
 	return 0;
 }
 
-static int luf_kernel_flush(void *arch, const luf_aulong *cpus, unsigned int nr_cpus,
+static int luf_kernel_flush(void *arch, const unsigned long *cpus, unsigned int nr_cpus,
 			    const struct luf_range *r)
 {
 	/* @r is not used: the handler flushes everything, a superset of any range. */
@@ -162,7 +162,7 @@ void luf_kernel_destroy(struct luf_kernel *k)
 	kvfree(k->raw_self);
 }
 
-struct luf_kernel *luf_kernel_create(luf_ugen_t start)
+struct luf_kernel *luf_kernel_create(unsigned long start)
 {
 	unsigned int nr = nr_cpu_ids, cpu;
 	struct luf_kernel *k;
@@ -197,7 +197,7 @@ int luf_kernel_local_flush(struct luf_kernel *k)
 	struct luf_kernel_cpu *kc;
 	unsigned long gen;
 	unsigned int cpu;
-	luf_ugen_t snap;
+	unsigned long snap;
 	int ret;
 
 	if (!k)
@@ -214,7 +214,7 @@ int luf_kernel_local_flush(struct luf_kernel *k)
 	return ret;
 }
 
-void luf_kernel_mask_from_cpumask(luf_aulong *dst, unsigned int nr_cpus, const struct cpumask *src)
+void luf_kernel_mask_from_cpumask(unsigned long *dst, unsigned int nr_cpus, const struct cpumask *src)
 {
 	unsigned int cpu;
 
@@ -227,7 +227,7 @@ void luf_kernel_mask_from_cpumask(luf_aulong *dst, unsigned int nr_cpus, const s
 	}
 }
 
-void luf_kernel_mask_to_cpumask(struct cpumask *dst, const luf_aulong *src, unsigned int nr_cpus)
+void luf_kernel_mask_to_cpumask(struct cpumask *dst, const unsigned long *src, unsigned int nr_cpus)
 {
 	unsigned int cpu;
 

@@ -77,7 +77,7 @@ extern const struct luf_arch_ops luf_kernel_ops;
  * Sleeps (GFP_KERNEL). Return: the instance, or NULL (out of memory, or
  * nr_cpu_ids above LUF_MAX_CPUS).
  */
-struct luf_kernel *luf_kernel_create(luf_ugen_t start);
+struct luf_kernel *luf_kernel_create(unsigned long start);
 
 /* Free an instance from luf_kernel_create() (NULL is a no-op). No flush may be running. */
 void luf_kernel_destroy(struct luf_kernel *k);
@@ -92,10 +92,10 @@ void luf_kernel_destroy(struct luf_kernel *k);
 int luf_kernel_local_flush(struct luf_kernel *k);
 
 /* Copy a kernel cpumask (e.g. mm_cpumask(mm)) into a luf mask of @nr_cpus bits. */
-void luf_kernel_mask_from_cpumask(luf_aulong *dst, unsigned int nr_cpus, const struct cpumask *src);
+void luf_kernel_mask_from_cpumask(unsigned long *dst, unsigned int nr_cpus, const struct cpumask *src);
 
 /* Copy a luf mask of @nr_cpus bits into a kernel cpumask; O(CPUs in the set). */
-void luf_kernel_mask_to_cpumask(struct cpumask *dst, const luf_aulong *src, unsigned int nr_cpus);
+void luf_kernel_mask_to_cpumask(struct cpumask *dst, const unsigned long *src, unsigned int nr_cpus);
 
 /**
  * luf_kernel_gen_stamp() - the flush generation a flush must reach to cover

@@ -42,7 +42,7 @@ struct st_params {
 struct st_ctx {
 	const struct st_params *p;
 	unsigned int nr; /* nr_cpu_ids: bits of every luf mask */
-	luf_aulong *sel; /* the selected CPUs as a luf mask */
+	unsigned long *sel; /* the selected CPUs as a luf mask */
 };
 
 /* A test's result. */
@@ -70,13 +70,13 @@ struct st_inst {
 	void *kt_raw;
 };
 
-int st_inst_create(struct st_inst *in, luf_ugen_t start, unsigned int nr_keys);
+int st_inst_create(struct st_inst *in, unsigned long start, unsigned int nr_keys);
 void st_inst_destroy(struct st_inst *in);
 struct luf_batch *st_batch_new(unsigned int nr_cpus);
 struct luf_pcpu *st_pcpu_new(struct st_inst *in, unsigned int cpu, unsigned int threshold,
 			     void **raw);
-luf_aulong *st_mask_new(unsigned int nr_cpus);
-unsigned int st_remote(const luf_aulong *mask, unsigned int nr_cpus, unsigned int self);
+unsigned long *st_mask_new(unsigned int nr_cpus);
+unsigned int st_remote(const unsigned long *mask, unsigned int nr_cpus, unsigned int self);
 
 /* Kthreads, one bound to each selected CPU. */
 struct st_thread;
@@ -107,8 +107,8 @@ struct st_page {
 	struct page *page;
 	struct luf_folio lf;
 	unsigned long need;	/* backend flush generation covering its unmap; 0: none */
-	luf_ugen_t ugen;	/* luf's stamp just before its unmap; 0: none */
-	const luf_aulong *mask; /* the CPUs that may cache it */
+	unsigned long ugen;	/* luf's stamp just before its unmap; 0: none */
+	const unsigned long *mask; /* the CPUs that may cache it */
 	u32 pattern;
 };
 
@@ -116,7 +116,7 @@ int st_pages_alloc(struct st_page *pg, unsigned int n, unsigned int order, u32 s
 void st_pages_free(struct st_page *pg, unsigned int n, unsigned int order);
 void st_page_fill(struct st_page *p, unsigned int order, u32 pattern);
 bool st_page_intact(const struct st_page *p, unsigned int order);
-void st_page_unmapped(struct luf_kernel *k, struct st_page *p, const luf_aulong *mask);
+void st_page_unmapped(struct luf_kernel *k, struct st_page *p, const unsigned long *mask);
 bool st_page_reuse_ok(struct luf_kernel *k, const struct st_page *p, unsigned int nr_cpus);
 
 static inline struct st_page *st_page_of(struct luf_folio *f)

@@ -21,12 +21,12 @@ static unsigned int st_self(void)
 
 void st_ugen_wrap(struct st_ctx *c, unsigned long arg, struct st_rec *r)
 {
-	const luf_ugen_t start = ULONG_MAX - 3;
+	const unsigned long start = ULONG_MAX - 3;
 	struct luf_batch *b = NULL, *old = NULL;
 	unsigned long prev[ST_MAX_CPUS];
 	unsigned int i, j, cpu;
 	struct st_inst in;
-	luf_ugen_t s, s_old;
+	unsigned long s, s_old;
 
 	if (st_inst_create(&in, start, 2)) {
 		st_fail(r, __LINE__, "out of memory");
@@ -54,7 +54,7 @@ void st_ugen_wrap(struct st_ctx *c, unsigned long arg, struct st_rec *r)
 		luf_batch_add(b, c->sel, s, false);
 		ST_CHECK(r, !luf_batch_check_done(b, in.l->done), "stamp %lu done before a flush",
 			 s);
-		ST_CHECK(r, luf_flush_batch(in.l, st_self(), b) == 0, "flush %u", i);
+		ST_CHECK(r, luf_flush_batch(in.l, st_self(), b) >= 0, "flush %u", i);
 		ST_CHECK(r, luf_batch_empty(b), "flush %u left the batch pending", i);
 		ST_CHECK(r, luf_ugen_current(&in.l->ugen) != 0, "ugen_new handed out 0");
 		for (j = 0; j < c->p->nr_cpus; j++) {
@@ -92,7 +92,7 @@ out:
 
 void st_cpumask_glue(struct st_ctx *c, unsigned long arg, struct st_rec *r)
 {
-	luf_aulong *m = st_mask_new(c->nr);
+	unsigned long *m = st_mask_new(c->nr);
 	cpumask_var_t km;
 	unsigned int i, cpu;
 
@@ -114,7 +114,7 @@ void st_cpumask_glue(struct st_ctx *c, unsigned long arg, struct st_rec *r)
 	cpu = get_cpu();
 	ST_CHECK(r, luf_kernel_ops.this_cpu(NULL) == cpu, "");
 	put_cpu();
-	ST_CHECK(r, sizeof(luf_aulong) == sizeof(unsigned long), "luf_aulong is not one word");
+	ST_CHECK(r, sizeof(unsigned long) == sizeof(unsigned long), "unsigned long is not one word");
 	ST_CHECK(r, sizeof(struct luf_done_cpu) % LUF_CACHELINE == 0, "done shares a line");
 	ST_CHECK(r, luf_kernel_ops.flush(NULL, c->sel, c->nr, NULL) == -EINVAL, "NULL context");
 	scnprintf(r->info, sizeof(r->info), "nr_cpu_ids=%u online=%u selected=%u cacheline=%u",
@@ -128,9 +128,9 @@ void st_fold_diet_mark(struct st_ctx *c, unsigned long arg, struct st_rec *r)
 	struct luf_batch *a, *b, *u, *t;
 	unsigned long runs[ST_MAX_CPUS], recv[ST_MAX_CPUS];
 	unsigned int i, first = c->p->cpus[0], n = c->p->nr_cpus;
-	luf_aulong *ma = st_mask_new(c->nr);
+	unsigned long *ma = st_mask_new(c->nr);
 	struct st_inst in;
-	luf_ugen_t sa, sb;
+	unsigned long sa, sb;
 	long flushes;
 
 	a = st_batch_new(c->nr);
@@ -163,7 +163,7 @@ void st_fold_diet_mark(struct st_ctx *c, unsigned long arg, struct st_rec *r)
 		recv[i] = luf_flush_received(in.l, c->p->cpus[i]);
 	}
 	/* Flush the first CPU alone: a real IPI (or a local run) there only. */
-	ST_CHECK(r, luf_flush_batch(in.l, st_self(), a) == 0, "");
+	ST_CHECK(r, luf_flush_batch(in.l, st_self(), a) >= 0, "");
 	for (i = 0; i < n; i++) {
 		unsigned int cpu = c->p->cpus[i], want = cpu == first;
 
@@ -172,27 +172,27 @@ void st_fold_diet_mark(struct st_ctx *c, unsigned long arg, struct st_rec *r)
 			 luf_kernel_runs(in.k, cpu) - runs[i], want);
 		ST_CHECK(r, luf_flush_received(in.l, cpu) - recv[i] == want, "received, CPU %u",
 			 cpu);
-		ST_CHECK(r, luf_cpu_done(in.l->done, cpu, sb) == !!want, "done of CPU %u", cpu);
+		ST_CHECK(r, __luf_cpu_done(in.l->done, cpu, sb) == !!want, "done of CPU %u", cpu);
 	}
 	/* Diet drops exactly the CPU that flushed, since the flush began after both stamps. */
 	ST_CHECK(r, luf_batch_diet(u, in.l->done) == 1, "diet dropped the wrong CPUs");
 	ST_CHECK(r, !luf_cpumask_test_cpu(u->cpus, c->nr, first), "");
 	ST_CHECK(r, luf_batch_empty(u) == (n == 1), "");
-	ST_CHECK(r, luf_flush_batch(in.l, st_self(), u) == 0, "");
+	ST_CHECK(r, luf_flush_batch(in.l, st_self(), u) >= 0, "");
 	for (i = 0; i < n; i++) {
 		unsigned int cpu = c->p->cpus[i];
 
 		ST_CHECK(r, luf_kernel_runs(in.k, cpu) - runs[i] == 1, "CPU %u ran %lu handlers",
 			 cpu, luf_kernel_runs(in.k, cpu) - runs[i]);
-		ST_CHECK(r, luf_cpu_done(in.l->done, cpu, sb), "CPU %u not done", cpu);
+		ST_CHECK(r, __luf_cpu_done(in.l->done, cpu, sb), "CPU %u not done", cpu);
 	}
 	ST_CHECK(r, luf_batch_check_done(b, in.l->done), "");
 	/* Nothing left: diet empties @b and the flush is skipped, no IPI. */
-	ST_CHECK(r, luf_flush_batch(in.l, st_self(), b) == 0 && luf_batch_empty(b), "");
-	ST_CHECK(r, luf_stats_sum(in.l->stats, c->nr, LUF_STAT_FLUSH_SKIPPED) == (n == 1 ? 2 : 1),
-		 "skipped %ld", luf_stats_sum(in.l->stats, c->nr, LUF_STAT_FLUSH_SKIPPED));
-	flushes = luf_stats_sum(in.l->stats, c->nr, LUF_STAT_REMOTE_FLUSH) +
-		  luf_stats_sum(in.l->stats, c->nr, LUF_STAT_LOCAL_FLUSH);
+	ST_CHECK(r, luf_flush_batch(in.l, st_self(), b) >= 0 && luf_batch_empty(b), "");
+	ST_CHECK(r, luf_stats_sum(in.l, LUF_STAT_FLUSH_SKIPPED) == (n == 1 ? 2 : 1),
+		 "skipped %ld", luf_stats_sum(in.l, LUF_STAT_FLUSH_SKIPPED));
+	flushes = luf_stats_sum(in.l, LUF_STAT_REMOTE_FLUSH) +
+		  luf_stats_sum(in.l, LUF_STAT_LOCAL_FLUSH);
 	ST_CHECK(r, flushes == (n == 1 ? 1 : 2), "flushes %ld", flushes);
 	/* mark_done never lowers a counter (S4). */
 	sa = luf_done_read(in.l->done, first);
@@ -200,7 +200,7 @@ void st_fold_diet_mark(struct st_ctx *c, unsigned long arg, struct st_rec *r)
 	ST_CHECK(r, luf_done_read(in.l->done, first) == sa, "done went back");
 	scnprintf(r->info, sizeof(r->info), "IPIs received %lu, flush calls %ld, diet dropped %ld",
 		  luf_kernel_ipis(in.k), atomic_long_read(&in.k->flush_calls),
-		  luf_stats_sum(in.l->stats, c->nr, LUF_STAT_DIET_DROPPED));
+		  luf_stats_sum(in.l, LUF_STAT_DIET_DROPPED));
 	st_inst_destroy(&in);
 free:
 	kfree(a);
@@ -238,9 +238,9 @@ void st_flush_failure(struct st_ctx *c, unsigned long arg, struct st_rec *r)
 			 "done of CPU %u marked after a failed flush", c->p->cpus[i]);
 		ST_CHECK(r, luf_kernel_runs(in.k, c->p->cpus[i]) == 0, "a handler ran");
 	}
-	ST_CHECK(r, luf_stats_sum(in.l->stats, c->nr, LUF_STAT_FLUSH_FAILED) == 1, "");
+	ST_CHECK(r, luf_stats_sum(in.l, LUF_STAT_FLUSH_FAILED) == 1, "");
 	ret = luf_flush_batch(in.l, st_self(), b);
-	ST_CHECK(r, ret == 0 && luf_batch_check_done(copy, in.l->done), "retry: %d", ret);
+	ST_CHECK(r, ret == 1 && luf_batch_check_done(copy, in.l->done), "retry: %d", ret);
 	st_inst_destroy(&in);
 free:
 	kfree(b);
@@ -253,7 +253,7 @@ void st_local_flush(struct st_ctx *c, unsigned long arg, struct st_rec *r)
 	unsigned long need;
 	struct st_inst in;
 	unsigned int cpu;
-	luf_ugen_t s;
+	unsigned long s;
 
 	if (!b || !later || st_inst_create(&in, 0, 2)) {
 		st_fail(r, __LINE__, "out of memory");
@@ -266,7 +266,7 @@ void st_local_flush(struct st_ctx *c, unsigned long arg, struct st_rec *r)
 	luf_cpumask_set_cpu(b->cpus, c->nr, cpu);
 	ST_CHECK(r, luf_kernel_local_flush(in.k) == 0, "");
 	luf_batch_add(later, c->sel, luf_ugen_stamp(&in.l->ugen), false);
-	ST_CHECK(r, luf_cpu_done(in.l->done, cpu, s), "local flush not recorded");
+	ST_CHECK(r, __luf_cpu_done(in.l->done, cpu, s), "local flush not recorded");
 	ST_CHECK(r, luf_kernel_covered(in.k, cpu, need), "");
 	ST_CHECK(r, luf_batch_diet(b, in.l->done) == 1, "diet dropped other CPUs too");
 	ST_CHECK(r, !luf_cpumask_test_cpu(b->cpus, c->nr, cpu), "");
@@ -294,7 +294,7 @@ void st_checker_catches(struct st_ctx *c, unsigned long arg, struct st_rec *r)
 	struct st_page pg;
 	struct st_inst in;
 	void *raw = NULL;
-	luf_key_t key = 0;
+	unsigned short key = 0;
 	int ret;
 
 	pg.page = NULL;
@@ -314,7 +314,7 @@ void st_checker_catches(struct st_ctx *c, unsigned long arg, struct st_rec *r)
 	ST_CHECK(r, luf_free(fl, pc, &pg.lf, key) == 0 && luf_freelist_nr_pend(fl) == 1, "");
 	ST_CHECK(r, !st_page_reuse_ok(in.k, &pg, c->nr), "checker passes a page nobody flushed");
 
-	__luf_done_mark(in.l->done, c->sel, c->nr, luf_ugen_new(&in.l->ugen)); /* the lie */
+	__luf_done_mark(in.l->done, c->sel, c->nr, __luf_ugen_new(&in.l->ugen)); /* the lie */
 	ret = luf_alloc(fl, pc, 0, &f);
 	ST_CHECK(r, ret == 0 && f == &pg.lf, "luf did not hand the page out (%d)", ret);
 	ST_CHECK(r, !st_page_reuse_ok(in.k, &pg, c->nr), "violation NOT detected");

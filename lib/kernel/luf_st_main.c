@@ -142,12 +142,12 @@ void st_report_capture(const char *what, const void *obj, const char *file, int 
 	atomic_inc(&st_reports);
 }
 
-luf_aulong *st_mask_new(unsigned int nr_cpus)
+unsigned long *st_mask_new(unsigned int nr_cpus)
 {
-	return kcalloc(LUF_CPUMASK_WORDS(nr_cpus), sizeof(luf_aulong), GFP_KERNEL);
+	return kcalloc(LUF_CPUMASK_WORDS(nr_cpus), sizeof(unsigned long), GFP_KERNEL);
 }
 
-unsigned int st_remote(const luf_aulong *mask, unsigned int nr_cpus, unsigned int self)
+unsigned int st_remote(const unsigned long *mask, unsigned int nr_cpus, unsigned int self)
 {
 	return luf_cpumask_weight(mask, nr_cpus) - luf_cpumask_test_cpu(mask, nr_cpus, self);
 }
@@ -163,7 +163,7 @@ struct luf_batch *st_batch_new(unsigned int nr_cpus)
 	return b;
 }
 
-int st_inst_create(struct st_inst *in, luf_ugen_t start, unsigned int keys)
+int st_inst_create(struct st_inst *in, unsigned long start, unsigned int keys)
 {
 	unsigned int nr;
 
@@ -332,7 +332,7 @@ void st_pages_free(struct st_page *pg, unsigned int n, unsigned int ord)
  * PTE clear and before luf_unmap(): both stamps are then no newer than the
  * one luf takes, so a flush luf may count for the page also counts here.
  */
-void st_page_unmapped(struct luf_kernel *k, struct st_page *p, const luf_aulong *mask)
+void st_page_unmapped(struct luf_kernel *k, struct st_page *p, const unsigned long *mask)
 {
 	p->mask = mask;
 	p->need = luf_kernel_gen_stamp(k);
@@ -351,7 +351,7 @@ bool st_page_reuse_ok(struct luf_kernel *k, const struct st_page *p, unsigned in
 	if (!p->need)
 		return true;
 	luf_for_each_cpu (cpu, p->mask, nr_cpus) {
-		if (p->ugen && !luf_cpu_done(k->luf.done, cpu, p->ugen))
+		if (p->ugen && !__luf_cpu_done(k->luf.done, cpu, p->ugen))
 			return false;
 		if (!luf_kernel_covered(k, cpu, p->need))
 			return false;

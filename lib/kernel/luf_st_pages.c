@@ -24,7 +24,7 @@
 
 static long st_stat(struct st_inst *in, enum luf_stat_item item)
 {
-	return luf_stats_sum(in->l->stats, in->l->nr_cpus, item);
+	return luf_stats_sum(in->l, item);
 }
 
 /* luf_alloc() with the sender pinned, so its IPIs can be counted exactly. */
@@ -49,7 +49,7 @@ void st_freelist_pages(struct st_ctx *c, unsigned long arg, struct st_rec *r)
 	struct st_inst in;
 	unsigned long ipis;
 	void *raw = NULL;
-	luf_key_t key;
+	unsigned short key;
 	int ret;
 
 	if (!fl || !pg || st_inst_create(&in, 0, c->p->nr_keys)) {
@@ -110,7 +110,7 @@ void st_freelist_pages(struct st_ctx *c, unsigned long arg, struct st_rec *r)
 		ST_CHECK(r, luf_unmap(pc, NULL, c->sel, LUF_PTE_ACCESSIBLE) == 0, "");
 	}
 	ST_CHECK(r, luf_pcpu_fold(pc, &key) == 0 && key, "");
-	ST_CHECK(r, luf_key_flush(pc, key) == 0, "");
+	ST_CHECK(r, luf_key_flush(pc, key) >= 0, "");
 	for (i = 0; i < ST_FL_PAGES; i++)
 		ST_CHECK(r, luf_free(fl, pc, &pg[i].lf, key) == 0, "");
 	ST_CHECK(r, luf_freelist_nr_clean(fl) == ST_FL_PAGES && !luf_freelist_nr_pend(fl), "");
@@ -147,7 +147,7 @@ void st_freelist_reserve(struct st_ctx *c, unsigned long arg, struct st_rec *r)
 	struct st_inst in;
 	void *raw = NULL;
 	unsigned int i;
-	luf_key_t key;
+	unsigned short key;
 
 	pg[0].page = NULL;
 	if (!fl || st_inst_create(&in, 0, 16)) {
@@ -231,7 +231,7 @@ static void st_stress_thread(struct st_thread *t)
 	for (round = 0; round < p->rounds; round++) {
 		bool writable = st->kind == ST_STRESS_MIXED && (round & 3) == 3;
 		unsigned int flags = LUF_PTE_ACCESSIBLE | (writable ? LUF_PTE_WRITABLE : 0);
-		luf_key_t key;
+		unsigned short key;
 
 		for (i = 0; i < n_inuse; i++) {
 			st_page_unmapped(in->k, &pg[inuse[i]], c->sel);

@@ -82,7 +82,7 @@ struct luf_sim_config {
 	unsigned int reserve;		  /* clean frames each free list keeps back */
 	unsigned int flush_fail_permille; /* luf-driven flushes that fail with -EIO, 0..1000 */
 	unsigned int options;		  /* LUF_SIM_OPT_* */
-	luf_ugen_t ugen_start;		  /* ugen the instance starts at */
+	unsigned long ugen_start;		  /* ugen the instance starts at */
 };
 
 /* Fill @cfg with a small machine: 4 CPUs, 2 domains of 32 pages, 48 frames. */
@@ -188,7 +188,7 @@ int luf_sim_frame_write(struct luf_sim *sim, unsigned int cpu, unsigned int fram
 /*
  * Context switch: a local flush of @cpu's whole TLB. Takes a new ugen
  * before clearing and marks @cpu done with it afterwards
- * (luf_local_flush_begin() / luf_local_flush_end(): luf_ugen_new() and
+ * (luf_local_flush_begin() / luf_local_flush_end(): __luf_ugen_new() and
  * __luf_done_mark_cpu()).
  */
 int luf_sim_ctx_switch(struct luf_sim *sim, unsigned int cpu);

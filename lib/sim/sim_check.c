@@ -35,7 +35,7 @@ const char *luf_sim_rule_name(int rule)
 	return rule >= 0 && rule < LUF_SIM_NR_RULES ? sim_rule_names[rule] : "?";
 }
 
-bool sim_ugen_older(luf_ugen_t a, luf_ugen_t b)
+bool sim_ugen_older(unsigned long a, unsigned long b)
 {
 	return (long)(a - b) < 0;
 }
@@ -50,12 +50,12 @@ void sim_violation(struct luf_sim *sim, enum luf_sim_rule rule, unsigned int cpu
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	luf_add_relaxed(&sim->nv[r], 1);
+	__luf_add_relaxed(&sim->nv[r], 1);
 	pthread_mutex_lock(&sim->vlock);
 	if (!atomic_load_explicit(&sim->have_first, memory_order_relaxed)) {
 		sim->first.rule = r;
 		sim->first.cpu = cpu;
-		sim->first.op = luf_load_relaxed(&sim->nr_ops);
+		sim->first.op = __luf_read_once(&sim->nr_ops);
 		memcpy(sim->first.msg, msg, sizeof(msg));
 		atomic_store_explicit(&sim->have_first, 1, memory_order_release);
 	}
@@ -259,7 +259,7 @@ void sim_check_done(struct luf_sim *sim, unsigned int cpu)
 
 	for (unsigned int k = 0; k < sim->nr_seen; k++) {
 		unsigned int x = (cpu + k) % n;
-		luf_ugen_t d = luf_done_read(sim->done, x);
+		unsigned long d = luf_done_read(sim->done, x);
 
 		if (sim_ugen_older(d, sc->seen[k]))
 			sim_violation(sim, LUF_SIM_S4, cpu, "done[%u] went back from %#lx to %#lx",

@@ -21,7 +21,7 @@
 
 uint32_t sim_obj_new(struct luf_sim *sim)
 {
-	unsigned long n = luf_add_return(&sim->next_obj, 1);
+	unsigned long n = __luf_add_return(&sim->next_obj, 1);
 	uint32_t id = (uint32_t)(1 + (n - 1) % (SIM_OBJ_SPECIAL - 1));
 
 	sim_store(&sim->objtab[id & sim->objmask], sim_stamp(id, 0));
@@ -226,7 +226,7 @@ static void sim_batch_release_page(struct luf_sim *sim, const struct sim_batch_e
 int sim_fold_free(struct luf_sim *sim, unsigned int cpu)
 {
 	struct sim_cpu *sc = &sim->cpus[cpu];
-	luf_key_t key = 0;
+	unsigned short key = 0;
 	int ret;
 
 	ret = luf_pcpu_fold(sc->pc, &key);

@@ -71,7 +71,7 @@ struct sim_slot {
 struct sim_dom {
 	pthread_mutex_t lock;
 	struct luf_domain *ld; /* luf's pending set of this address space */
-	luf_aulong *mask;      /* CPUs that may cache its translations (mm_cpumask) */
+	unsigned long *mask;      /* CPUs that may cache its translations (mm_cpumask) */
 	struct sim_slot *slots;
 	atomic_uint flush_pending; /* protection changes between PTE update and shootdown */
 };
@@ -91,8 +91,8 @@ struct sim_tlb {
 	pthread_mutex_t lock;
 	unsigned int count, hand; /* valid entries; next eviction victim */
 	uint32_t *occ;		  /* slot ids of the valid entries */
-	luf_aulong ipis;	  /* flush IPIs received */
-	luf_aulong local_flushes; /* context switches and own-CPU flushes */
+	unsigned long ipis;	  /* flush IPIs received */
+	unsigned long local_flushes; /* context switches and own-CPU flushes */
 };
 
 enum sim_batch_kind { SIM_BATCH_RECLAIM, SIM_BATCH_MUNMAP, SIM_BATCH_MIGRATE };
@@ -108,8 +108,8 @@ struct sim_batch_ent {
 struct sim_cpu {
 	struct luf_pcpu *pc;
 	struct luf_freelist *fl;
-	luf_aulong *mask; /* scratch cpumask */
-	luf_ugen_t *seen; /* S4: done of CPUs cpu, cpu+1, ... as last sampled */
+	unsigned long *mask; /* scratch cpumask */
+	unsigned long *seen; /* S4: done of CPUs cpu, cpu+1, ... as last sampled */
 	unsigned int nr_batch;
 	struct sim_batch_ent batch[SIM_BATCH_MAX];
 };
@@ -129,12 +129,12 @@ struct luf_sim {
 	struct sim_frame *frames;
 	_Atomic uint64_t *objtab; /* [obj & objmask] = obj << 32 | version */
 	uint32_t objmask;
-	luf_aulong next_obj;
-	luf_aulong fail_next;
-	luf_aulong luf_flushes, mm_flushes, nr_ops;
+	unsigned long next_obj;
+	unsigned long fail_next;
+	unsigned long luf_flushes, mm_flushes, nr_ops;
 	/* checker */
 	pthread_mutex_t vlock;
-	luf_aulong nv[LUF_SIM_NR_RULES];
+	unsigned long nv[LUF_SIM_NR_RULES];
 	atomic_int have_first;
 	struct luf_sim_violation first;
 };
@@ -246,7 +246,7 @@ void sim_tlb_fill(struct luf_sim *sim, unsigned int cpu, unsigned int dom, uint3
 		  uint32_t frame, uint32_t obj, uint64_t pte);
 void sim_tlb_flush_cpu(struct luf_sim *sim, unsigned int cpu, bool remote);
 void sim_flush_mm(struct luf_sim *sim, unsigned int cpu, unsigned int dom);
-void sim_copy_mask(struct luf_sim *sim, unsigned int dom, luf_aulong *out);
+void sim_copy_mask(struct luf_sim *sim, unsigned int dom, unsigned long *out);
 
 /* sim_frame.c */
 uint32_t sim_obj_new(struct luf_sim *sim);
@@ -277,6 +277,6 @@ void sim_check_write(struct luf_sim *sim, unsigned int cpu, unsigned int dom, un
 void sim_check_no_entries(struct luf_sim *sim, unsigned int cpu, uint32_t frame, bool writable_only,
 			  enum luf_sim_rule rule, const char *what);
 void sim_check_done(struct luf_sim *sim, unsigned int cpu);
-bool sim_ugen_older(luf_ugen_t a, luf_ugen_t b);
+bool sim_ugen_older(unsigned long a, unsigned long b);
 
 #endif /* LUF_SIM_INTERNAL_H */

@@ -131,7 +131,7 @@ static int sim_build_cpus(struct luf_sim *sim)
 		sc->pc = sim_zalloc(luf_pcpu_size(n));
 		sc->fl = sim_zalloc(luf_freelist_size(n));
 		sc->mask = sim_zalloc(luf_cpumask_size(n));
-		sc->seen = calloc(sim->nr_seen, sizeof(luf_ugen_t));
+		sc->seen = calloc(sim->nr_seen, sizeof(unsigned long));
 		if (!sim->tlbs[c].occ || !sc->pc || !sc->fl || !sc->mask || !sc->seen)
 			return -ENOMEM;
 		if (luf_pcpu_init(sc->pc, sim->luf, sim->kt, c, sim->cfg.fold_threshold) ||
@@ -233,7 +233,7 @@ void sim_enter(struct luf_sim *sim, unsigned int cpu)
 int sim_leave(struct luf_sim *sim, unsigned int cpu, int ret)
 {
 	sim_check_done(sim, cpu);
-	luf_add_relaxed(&sim->nr_ops, 1);
+	__luf_add_relaxed(&sim->nr_ops, 1);
 	return ret;
 }
 
@@ -331,17 +331,17 @@ int luf_sim_nr_free(struct luf_sim *sim, unsigned int cpu, unsigned long *clean,
 
 unsigned long luf_sim_ipis(const struct luf_sim *sim, unsigned int cpu)
 {
-	return sim_cpu_ok(sim, cpu) ? luf_load_relaxed(&sim->tlbs[cpu].ipis) : 0;
+	return sim_cpu_ok(sim, cpu) ? __luf_read_once(&sim->tlbs[cpu].ipis) : 0;
 }
 
 unsigned long luf_sim_luf_flushes(const struct luf_sim *sim)
 {
-	return sim ? luf_load_relaxed(&sim->luf_flushes) : 0;
+	return sim ? __luf_read_once(&sim->luf_flushes) : 0;
 }
 
 unsigned long luf_sim_mm_flushes(const struct luf_sim *sim)
 {
-	return sim ? luf_load_relaxed(&sim->mm_flushes) : 0;
+	return sim ? __luf_read_once(&sim->mm_flushes) : 0;
 }
 
 struct luf *luf_sim_luf(struct luf_sim *sim)
@@ -353,13 +353,13 @@ long luf_sim_stat(const struct luf_sim *sim, enum luf_stat_item item)
 {
 	if (!sim || (unsigned int)item >= LUF_STAT_NR_ITEMS)
 		return 0;
-	return luf_stats_sum(sim->stats, sim->cfg.nr_cpus, item);
+	return luf_stats_sum(sim->luf, item);
 }
 
 void luf_sim_fail_flushes(struct luf_sim *sim, unsigned int n)
 {
 	if (sim)
-		luf_store_relaxed(&sim->fail_next, n);
+		__luf_write_once(&sim->fail_next, n);
 }
 
 unsigned long luf_sim_violations(const struct luf_sim *sim, int rule)
@@ -369,9 +369,9 @@ unsigned long luf_sim_violations(const struct luf_sim *sim, int rule)
 	if (!sim || rule < 0 || rule >= LUF_SIM_NR_RULES)
 		return 0;
 	if (rule != LUF_SIM_OK)
-		return luf_load_relaxed(&sim->nv[rule]);
+		return __luf_read_once(&sim->nv[rule]);
 	for (int r = 1; r < LUF_SIM_NR_RULES; r++)
-		sum += luf_load_relaxed(&sim->nv[r]);
+		sum += __luf_read_once(&sim->nv[r]);
 	return sum;
 }
 
@@ -384,5 +384,5 @@ const struct luf_sim_violation *luf_sim_first_violation(const struct luf_sim *si
 
 unsigned long luf_sim_nr_ops(const struct luf_sim *sim)
 {
-	return sim ? luf_load_relaxed(&sim->nr_ops) : 0;
+	return sim ? __luf_read_once(&sim->nr_ops) : 0;
 }

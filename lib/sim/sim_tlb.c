@@ -51,7 +51,7 @@ void sim_tlb_flush_cpu(struct luf_sim *sim, unsigned int cpu, bool remote)
 	}
 	t->count = 0;
 	sim_unlock_tlb(sim, cpu);
-	luf_add_relaxed(remote ? &t->ipis : &t->local_flushes, 1);
+	__luf_add_relaxed(remote ? &t->ipis : &t->local_flushes, 1);
 }
 
 /* Drop occupancy slot @idx of @cpu's TLB (TLB lock held). */
@@ -101,7 +101,7 @@ void sim_tlb_fill(struct luf_sim *sim, unsigned int cpu, unsigned int dom, uint3
 }
 
 /* A copy of the CPUs that may cache translations of @dom (relaxed word reads). */
-void sim_copy_mask(struct luf_sim *sim, unsigned int dom, luf_aulong *out)
+void sim_copy_mask(struct luf_sim *sim, unsigned int dom, unsigned long *out)
 {
 	luf_cpumask_copy(out, sim->doms[dom].mask, sim->cfg.nr_cpus);
 }
@@ -114,9 +114,9 @@ void sim_copy_mask(struct luf_sim *sim, unsigned int dom, luf_aulong *out)
  */
 void sim_flush_mm(struct luf_sim *sim, unsigned int cpu, unsigned int dom)
 {
-	luf_aulong *m = sim->cpus[cpu].mask;
+	unsigned long *m = sim->cpus[cpu].mask;
 	unsigned int n = sim->cfg.nr_cpus, c;
-	luf_ugen_t g;
+	unsigned long g;
 
 	sim_copy_mask(sim, dom, m);
 	g = luf_local_flush_begin(sim->luf);
@@ -126,7 +126,7 @@ void sim_flush_mm(struct luf_sim *sim, unsigned int cpu, unsigned int dom)
 	luf_for_each_cpu (c, m, n) {
 		luf_local_flush_end(sim->luf, c, g);
 	}
-	luf_add_relaxed(&sim->mm_flushes, 1);
+	__luf_add_relaxed(&sim->mm_flushes, 1);
 }
 
 /* ---- arch ops ------------------------------------------------------ */
@@ -134,7 +134,7 @@ void sim_flush_mm(struct luf_sim *sim, unsigned int cpu, unsigned int dom)
 /* Should this luf-driven flush fail (injected)? Draws from the operation's stream. */
 static bool sim_flush_fails(struct luf_sim *sim)
 {
-	unsigned long n = luf_load_relaxed(&sim->fail_next);
+	unsigned long n = __luf_read_once(&sim->fail_next);
 
 	while (n) {
 		if (atomic_compare_exchange_weak(&sim->fail_next, &n, n - 1))
@@ -144,7 +144,7 @@ static bool sim_flush_fails(struct luf_sim *sim)
 	       sim_mix64(&sim_tctx.rng) % 1000 < sim->cfg.flush_fail_permille;
 }
 
-static int sim_arch_flush(void *arch, const luf_aulong *cpus, unsigned int nr_cpus,
+static int sim_arch_flush(void *arch, const unsigned long *cpus, unsigned int nr_cpus,
 			  const struct luf_range *r)
 {
 	struct luf_sim *sim = arch;
@@ -161,7 +161,7 @@ static int sim_arch_flush(void *arch, const luf_aulong *cpus, unsigned int nr_cp
 	luf_for_each_cpu (c, cpus, nr_cpus) {
 		sim_tlb_flush_cpu(sim, c, c != sim_tctx.cpu);
 	}
-	luf_add_relaxed(&sim->luf_flushes, 1);
+	__luf_add_relaxed(&sim->luf_flushes, 1);
 	return 0;
 }
 
@@ -185,7 +185,7 @@ static int sim_arch_flush_all(void *arch)
 	return 0;
 }
 
-static int sim_arch_mm_cpus(void *arch, const struct luf_domain *dom, luf_aulong *out,
+static int sim_arch_mm_cpus(void *arch, const struct luf_domain *dom, unsigned long *out,
 			    unsigned int nr_cpus)
 {
 	struct luf_sim *sim = arch;
@@ -213,7 +213,7 @@ const struct luf_arch_ops sim_arch_ops = {
 
 int luf_sim_ctx_switch(struct luf_sim *sim, unsigned int cpu)
 {
-	luf_ugen_t g, d;
+	unsigned long g, d;
 
 	if (!sim_cpu_ok(sim, cpu))
 		return -EINVAL;

@@ -55,7 +55,7 @@ static unsigned int sim_luf_flags(struct luf_sim *sim, unsigned int dom, uint64_
  */
 static void sim_record_unmap(struct luf_sim *sim, unsigned int cpu, unsigned int dom, uint64_t pte)
 {
-	luf_aulong *m = sim->cpus[cpu].mask;
+	unsigned long *m = sim->cpus[cpu].mask;
 
 	sim_copy_mask(sim, dom, m);
 	(void)luf_unmap(sim->cpus[cpu].pc, sim->doms[dom].ld, m, sim_luf_flags(sim, dom, pte));

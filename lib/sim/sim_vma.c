@@ -100,7 +100,7 @@ int luf_sim_mprotect(struct luf_sim *sim, unsigned int cpu, unsigned int dom, un
 		ret = luf_abort_domain(pc, sim->doms[dom].ld, LUF_ABORT_PROT_UPGRADE);
 	else
 		ret = luf_domain_settle(sim->luf, cpu, sim->doms[dom].ld, pc->scratch);
-	if (ret) {
+	if (ret < 0) {
 		sim_unlock_dom(sim, dom);
 		return sim_leave(sim, cpu, ret);
 	}

@@ -110,8 +110,8 @@ struct luf_user {
 	void *lock;			    /* mprotect: a pthread mutex (malloc'd) */
 	int mb_err;		    /* why membarrier was not chosen (-errno; 0: chosen/untried) */
 	int mp_err;		    /* why mprotect was not chosen (-errno; 0: chosen/untried) */
-	luf_aulong flushes;	    /* flush requests served */
-	luf_aulong calls;	    /* system calls issued by flushes */
+	unsigned long flushes;	    /* flush requests served */
+	unsigned long calls;	    /* system calls issued by flushes */
 	char why[LUF_USER_WHY_LEN]; /* which backend, and why (NUL-terminated) */
 };
 
@@ -222,7 +222,7 @@ int luf_user_close(struct luf_user *u);
  * or the system call's -errno (then nothing may be assumed flushed: luf
  * leaves every set pending).
  */
-int luf_user_flush(struct luf_user *u, const luf_aulong *cpus, unsigned int nr_cpus);
+int luf_user_flush(struct luf_user *u, const unsigned long *cpus, unsigned int nr_cpus);
 
 /* CPU ids of @u: nr_ids, or the kernel's nr_cpu_ids. 0 if @u is not open. */
 unsigned int luf_user_nr_cpu_ids(const struct luf_user *u);

@@ -76,7 +76,7 @@ static int luf_user_mb_register(struct luf_user *u)
 	     "PRIVATE_EXPEDITED_RSEQ"},
 	};
 	luf_user_membarrier_fn *fn = u->membarrier ? u->membarrier : luf_user_sys_membarrier;
-	char buf[16];
+	char buf[24]; /* "errno -2147483648" */
 	long q;
 	int ret;
 
@@ -85,8 +85,8 @@ static int luf_user_mb_register(struct luf_user *u)
 	if (q < 0) {
 		ret = errno ? -errno : -EIO;
 		u->mb_supported = ret;
-		luf_user_set_why(u, "membarrier: %s: MEMBARRIER_CMD_QUERY (-%s)",
-				 luf_user_mb_cause(ret), luf_user_errname(ret, buf, sizeof(buf)));
+		__luf_user_set_why(u, "membarrier: %s: MEMBARRIER_CMD_QUERY (-%s)",
+				 luf_user_mb_cause(ret), __luf_user_errname(ret, buf, sizeof(buf)));
 		return ret;
 	}
 	u->mb_supported = q;
@@ -96,7 +96,7 @@ static int luf_user_mb_register(struct luf_user *u)
 		if (i == 2 && !u->rseq_max_cpus)
 			continue;
 		if ((q & (cmds[i].cmd | cmds[i].reg)) != (cmds[i].cmd | cmds[i].reg)) {
-			luf_user_set_why(
+			__luf_user_set_why(
 			    u,
 			    "membarrier: kernel lacks MEMBARRIER_CMD_%s (commands %#lx) "
 			    "(-EINVAL)",
@@ -105,19 +105,19 @@ static int luf_user_mb_register(struct luf_user *u)
 		}
 		ret = luf_user_mb(u, cmds[i].reg, 0, 0);
 		if (ret) {
-			luf_user_set_why(u, "membarrier: %s: MEMBARRIER_CMD_REGISTER_%s (-%s)",
+			__luf_user_set_why(u, "membarrier: %s: MEMBARRIER_CMD_REGISTER_%s (-%s)",
 					 luf_user_mb_cause(ret), cmds[i].name,
-					 luf_user_errname(ret, buf, sizeof(buf)));
+					 __luf_user_errname(ret, buf, sizeof(buf)));
 			return ret;
 		}
 	}
 	return 0;
 }
 
-int luf_user_membarrier_setup(struct luf_user *u)
+int __luf_user_membarrier_setup(struct luf_user *u)
 {
 	bool sync = u->flags & LUF_USER_SYNC_CORE;
-	char buf[16];
+	char buf[24]; /* "errno -2147483648" */
 	int ret, cpu;
 
 	u->mb_cmd = sync ? LUF_MB_PRIVATE_EXPEDITED_SYNC_CORE : LUF_MB_PRIVATE_EXPEDITED;
@@ -133,20 +133,20 @@ int luf_user_membarrier_setup(struct luf_user *u)
 					  cpu < 0 ? 0 : cpu);
 		}
 		if (ret) {
-			luf_user_set_why(u, "membarrier: %s: trial flush (-%s)",
+			__luf_user_set_why(u, "membarrier: %s: trial flush (-%s)",
 					 luf_user_mb_cause(ret),
-					 luf_user_errname(ret, buf, sizeof(buf)));
+					 __luf_user_errname(ret, buf, sizeof(buf)));
 			return ret;
 		}
 	}
 	if (u->rseq_max_cpus)
-		luf_user_set_why(
+		__luf_user_set_why(
 		    u,
 		    "membarrier: PRIVATE_EXPEDITED, per-CPU PRIVATE_EXPEDITED_RSEQ for "
 		    "sets of <= %u other CPUs (kernel commands %#lx)",
 		    u->rseq_max_cpus, u->mb_supported);
 	else
-		luf_user_set_why(u, "membarrier: %s (kernel commands %#lx)",
+		__luf_user_set_why(u, "membarrier: %s (kernel commands %#lx)",
 				 sync ? "PRIVATE_EXPEDITED_SYNC_CORE" : "PRIVATE_EXPEDITED",
 				 u->mb_supported);
 	return 0;
@@ -160,7 +160,7 @@ int luf_user_membarrier_setup(struct luf_user *u)
  * its last run ended with a context switch (a full barrier), and its next
  * run can only start after the caller leaves that CPU, by another one.
  */
-static int luf_user_mb_flush_cpus(struct luf_user *u, const luf_aulong *cpus, unsigned int nr,
+static int luf_user_mb_flush_cpus(struct luf_user *u, const unsigned long *cpus, unsigned int nr,
 				  int self)
 {
 	unsigned int cpu;
@@ -169,16 +169,16 @@ static int luf_user_mb_flush_cpus(struct luf_user *u, const luf_aulong *cpus, un
 	luf_for_each_cpu (cpu, cpus, nr) {
 		if ((int)cpu == self)
 			continue;
-		luf_add_relaxed(&u->calls, 1);
+		__luf_add_relaxed(&u->calls, 1);
 		ret = luf_user_mb(u, LUF_MB_PRIVATE_EXPEDITED_RSEQ, LUF_MB_FLAG_CPU, (int)cpu);
 		if (ret)
 			return ret;
 	}
-	luf_smp_mb();
+	__luf_smp_mb();
 	return 0;
 }
 
-int luf_user_membarrier_flush(struct luf_user *u, const luf_aulong *cpus, unsigned int nr)
+int __luf_user_membarrier_flush(struct luf_user *u, const unsigned long *cpus, unsigned int nr)
 {
 	int self;
 
@@ -189,6 +189,6 @@ int luf_user_membarrier_flush(struct luf_user *u, const luf_aulong *cpus, unsign
 		    u->rseq_max_cpus)
 			return luf_user_mb_flush_cpus(u, cpus, nr, self);
 	}
-	luf_add_relaxed(&u->calls, 1);
+	__luf_add_relaxed(&u->calls, 1);
 	return luf_user_mb(u, u->mb_cmd, 0, 0);
 }

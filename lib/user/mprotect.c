@@ -66,21 +66,21 @@ static int luf_user_mprotect_sound(struct luf_user *u)
 	bool force = u->flags & LUF_USER_FORCE_MPROTECT;
 
 	if (u->flags & LUF_USER_SYNC_CORE) {
-		luf_user_set_why(u, "mprotect: cannot core-serialise a thread that is in the "
+		__luf_user_set_why(u, "mprotect: cannot core-serialise a thread that is in the "
 				    "kernel when the IPI arrives (SYNC_CORE needs membarrier) "
 				    "(-EOPNOTSUPP)");
 		return -EOPNOTSUPP;
 	}
 #if defined(__x86_64__)
 	if (!force && luf_user_cpu_has_invlpgb()) {
-		luf_user_set_why(u, "mprotect: refused: this CPU has INVLPGB, Linux may invalidate "
+		__luf_user_set_why(u, "mprotect: refused: this CPU has INVLPGB, Linux may invalidate "
 				    "TLBs by broadcast with no IPI, so no barrier "
 				    "(LUF_USER_FORCE_MPROTECT overrides) (-EOPNOTSUPP)");
 		return -EOPNOTSUPP;
 	}
 #else
 	if (!force) {
-		luf_user_set_why(u,
+		__luf_user_set_why(u,
 				 "mprotect: refused on this architecture: TLB invalidation is "
 				 "broadcast by hardware, no IPI reaches other CPUs, so they pass "
 				 "no barrier (LUF_USER_FORCE_MPROTECT overrides) (-EOPNOTSUPP)");
@@ -90,7 +90,7 @@ static int luf_user_mprotect_sound(struct luf_user *u)
 	return 0;
 }
 
-void luf_user_mprotect_teardown(struct luf_user *u)
+void __luf_user_mprotect_teardown(struct luf_user *u)
 {
 	if (u->page) {
 		munlock(u->page, u->page_size);
@@ -104,13 +104,13 @@ void luf_user_mprotect_teardown(struct luf_user *u)
 	u->lock = NULL;
 }
 
-int luf_user_mprotect_flush(struct luf_user *u)
+int __luf_user_mprotect_flush(struct luf_user *u)
 {
 	volatile unsigned long *word = u->page;
 	int ret = 0;
 
 	pthread_mutex_lock(u->lock);
-	luf_add_relaxed(&u->calls, 1);
+	__luf_add_relaxed(&u->calls, 1);
 	if (mprotect(u->page, u->page_size, PROT_READ | PROT_WRITE)) {
 		ret = -errno;
 	} else {
@@ -123,11 +123,11 @@ int luf_user_mprotect_flush(struct luf_user *u)
 	return ret;
 }
 
-int luf_user_mprotect_setup(struct luf_user *u)
+int __luf_user_mprotect_setup(struct luf_user *u)
 {
 	const char *step = "mmap";
 	long ps = sysconf(_SC_PAGESIZE);
-	char buf[16];
+	char buf[24]; /* "errno -2147483648" */
 	int ret;
 
 	ret = luf_user_mprotect_sound(u);
@@ -160,12 +160,12 @@ int luf_user_mprotect_setup(struct luf_user *u)
 	}
 	step = "trial flush";
 	if (!(u->flags & LUF_USER_NO_TRIAL)) {
-		ret = luf_user_mprotect_flush(u);
+		ret = __luf_user_mprotect_flush(u);
 		if (ret)
 			goto fail;
-		luf_store_relaxed(&u->calls, 0); /* count the caller's flushes only */
+		__luf_write_once(&u->calls, 0); /* count the caller's flushes only */
 	}
-	luf_user_set_why(u, "mprotect: helper-page shootdown%s",
+	__luf_user_set_why(u, "mprotect: helper-page shootdown%s",
 #if defined(__x86_64__)
 			 ""
 #else
@@ -174,8 +174,8 @@ int luf_user_mprotect_setup(struct luf_user *u)
 	);
 	return 0;
 fail:
-	luf_user_set_why(u, "mprotect: %s failed (-%s)", step,
-			 luf_user_errname(ret, buf, sizeof(buf)));
-	luf_user_mprotect_teardown(u);
+	__luf_user_set_why(u, "mprotect: %s failed (-%s)", step,
+			 __luf_user_errname(ret, buf, sizeof(buf)));
+	__luf_user_mprotect_teardown(u);
 	return ret;
 }

@@ -13,7 +13,7 @@
 
 static _Thread_local unsigned int luf_user_tid;
 
-void luf_user_set_why(struct luf_user *u, const char *fmt, ...)
+void __luf_user_set_why(struct luf_user *u, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -22,7 +22,7 @@ void luf_user_set_why(struct luf_user *u, const char *fmt, ...)
 	va_end(ap);
 }
 
-const char *luf_user_errname(int err, char *buf, size_t len)
+const char *__luf_user_errname(int err, char *buf, size_t len)
 {
 	static const struct {
 		int err;
@@ -107,7 +107,7 @@ static int luf_user_check_open(const struct luf_user *u, const struct luf_user_c
 static int luf_user_reset(struct luf_user *u, const struct luf_user_config *cfg)
 {
 	static const struct luf_user_config defaults;
-	char buf[16];
+	char buf[24]; /* "errno -2147483648" */
 	int ret;
 
 	if (!cfg)
@@ -118,8 +118,8 @@ static int luf_user_reset(struct luf_user *u, const struct luf_user_config *cfg)
 	u->rseq_max_cpus = cfg->rseq_max_cpus;
 	u->membarrier = cfg->membarrier;
 	u->mb_supported = -ENOSYS;
-	luf_store_relaxed(&u->flushes, 0);
-	luf_store_relaxed(&u->calls, 0);
+	__luf_write_once(&u->flushes, 0);
+	__luf_write_once(&u->calls, 0);
 	if (cfg->nr_ids) {
 		u->nr_cpus = cfg->nr_ids;
 		u->thread_ids = true;
@@ -127,8 +127,8 @@ static int luf_user_reset(struct luf_user *u, const struct luf_user_config *cfg)
 	}
 	ret = luf_user_kernel_cpus(&u->nr_cpus);
 	if (ret)
-		luf_user_set_why(u, "more than %u possible CPUs (%s)", LUF_MAX_CPUS,
-				 luf_user_errname(ret, buf, sizeof(buf)));
+		__luf_user_set_why(u, "more than %u possible CPUs (%s)", LUF_MAX_CPUS,
+				   __luf_user_errname(ret, buf, sizeof(buf)));
 	return ret;
 }
 
@@ -141,8 +141,8 @@ static int luf_user_open_one(struct luf_user *u, const struct luf_user_config *c
 		return ret;
 	ret = luf_user_reset(u, cfg);
 	if (!ret)
-		ret = kind == LUF_USER_MEMBARRIER ? luf_user_membarrier_setup(u)
-						  : luf_user_mprotect_setup(u);
+		ret = kind == LUF_USER_MEMBARRIER ? __luf_user_membarrier_setup(u)
+						  : __luf_user_mprotect_setup(u);
 	if (ret) {
 		if (kind == LUF_USER_MEMBARRIER)
 			u->mb_err = ret;
@@ -167,7 +167,7 @@ int luf_user_mprotect_open(struct luf_user *u, const struct luf_user_config *cfg
 
 int luf_user_backend_open(struct luf_user *u, const struct luf_user_config *cfg)
 {
-	char mb_why[LUF_USER_WHY_LEN], mp_why[LUF_USER_WHY_LEN], buf[16];
+	char mb_why[LUF_USER_WHY_LEN], mp_why[LUF_USER_WHY_LEN], buf[24]; /* "errno -2147483648" */
 	const char *name;
 	int ret, mb_err;
 
@@ -182,14 +182,14 @@ int luf_user_backend_open(struct luf_user *u, const struct luf_user_config *cfg)
 	if (!ret) {
 		u->mb_err = mb_err;
 		memcpy(mp_why, u->why, sizeof(mp_why));
-		luf_user_set_why(u, "%.*s; chosen because %.*s", 100, mp_why, 140, mb_why);
+		__luf_user_set_why(u, "%.*s; chosen because %.*s", 100, mp_why, 140, mb_why);
 		return 0;
 	}
 	memcpy(mp_why, u->why, sizeof(mp_why));
 	u->mb_err = mb_err;
 	u->mp_err = ret;
-	name = luf_user_errname(mb_err, buf, sizeof(buf));
-	luf_user_set_why(u, "no sound backend (%s): %.*s; %.*s", name, 110, mb_why, 110, mp_why);
+	name = __luf_user_errname(mb_err, buf, sizeof(buf));
+	__luf_user_set_why(u, "no sound backend (%s): %.*s; %.*s", name, 110, mb_why, 110, mp_why);
 	return mb_err;
 }
 
@@ -200,14 +200,14 @@ int luf_user_close(struct luf_user *u)
 	if (u->state != LUF_USER_OPEN)
 		return -EBADF;
 	if (u->kind == LUF_USER_MPROTECT)
-		luf_user_mprotect_teardown(u);
+		__luf_user_mprotect_teardown(u);
 	u->state = LUF_USER_CLOSED;
 	u->kind = LUF_USER_NONE;
-	luf_user_set_why(u, "closed");
+	__luf_user_set_why(u, "closed");
 	return 0;
 }
 
-int luf_user_flush(struct luf_user *u, const luf_aulong *cpus, unsigned int nr_cpus)
+int luf_user_flush(struct luf_user *u, const unsigned long *cpus, unsigned int nr_cpus)
 {
 	unsigned int tail;
 
@@ -220,13 +220,13 @@ int luf_user_flush(struct luf_user *u, const luf_aulong *cpus, unsigned int nr_c
 		if (nr_cpus > u->nr_cpus)
 			return -EINVAL;
 		tail = nr_cpus % LUF_BITS_PER_LONG;
-		if (tail && (luf_load_relaxed(&cpus[nr_cpus / LUF_BITS_PER_LONG]) >> tail))
+		if (tail && (__luf_read_once(&cpus[nr_cpus / LUF_BITS_PER_LONG]) >> tail))
 			return -EINVAL;
 	}
-	luf_add_relaxed(&u->flushes, 1);
+	__luf_add_relaxed(&u->flushes, 1);
 	if (u->kind == LUF_USER_MPROTECT)
-		return luf_user_mprotect_flush(u);
-	return luf_user_membarrier_flush(u, cpus, cpus ? nr_cpus : 0);
+		return __luf_user_mprotect_flush(u);
+	return __luf_user_membarrier_flush(u, cpus, cpus ? nr_cpus : 0);
 }
 
 unsigned int luf_user_nr_cpu_ids(const struct luf_user *u)
@@ -282,15 +282,15 @@ const char *luf_user_why(const struct luf_user *u)
 
 unsigned long luf_user_calls(const struct luf_user *u)
 {
-	return u ? luf_load_relaxed(&u->calls) : 0;
+	return u ? __luf_read_once(&u->calls) : 0;
 }
 
 unsigned long luf_user_flushes(const struct luf_user *u)
 {
-	return u ? luf_load_relaxed(&u->flushes) : 0;
+	return u ? __luf_read_once(&u->flushes) : 0;
 }
 
-static int luf_user_ops_flush(void *arch, const luf_aulong *cpus, unsigned int nr_cpus,
+static int luf_user_ops_flush(void *arch, const unsigned long *cpus, unsigned int nr_cpus,
 			      const struct luf_range *r)
 {
 	(void)r; /* a barrier has no range: every flush covers everything */

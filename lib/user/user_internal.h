@@ -29,24 +29,31 @@ enum {
 	LUF_MB_FLAG_CPU = 1 << 0,
 };
 
+/*
+ * Internal: shared between the files of libluf_user, hidden, and made
+ * local when the files are linked into the archive's one object
+ * (lib/user/CMakeLists.txt), so the archive exports only luf_user.h.
+ */
+#define __LUF_USER_INTERNAL __attribute__((visibility("hidden")))
+
 /* Set u->why from a printf format (truncated to LUF_USER_WHY_LEN). */
-void luf_user_set_why(struct luf_user *u, const char *fmt, ...)
+__LUF_USER_INTERNAL void __luf_user_set_why(struct luf_user *u, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
 /* "EPERM" for 1, ...; a number for errnos without a name here. */
-const char *luf_user_errname(int err, char *buf, size_t len);
+__LUF_USER_INTERNAL const char *__luf_user_errname(int err, char *buf, size_t len);
 
 /*
  * Set-up of one backend on @u (arguments checked, u->flags, nr_cpus,
  * membarrier set): 0, or a negative errno with u->why set. Neither sets
  * u->state or u->kind: user.c does.
  */
-int luf_user_membarrier_setup(struct luf_user *u);
-int luf_user_mprotect_setup(struct luf_user *u);
-void luf_user_mprotect_teardown(struct luf_user *u);
+__LUF_USER_INTERNAL int __luf_user_membarrier_setup(struct luf_user *u);
+__LUF_USER_INTERNAL int __luf_user_mprotect_setup(struct luf_user *u);
+__LUF_USER_INTERNAL void __luf_user_mprotect_teardown(struct luf_user *u);
 
 /* One flush of an open backend of that kind, arguments checked. */
-int luf_user_membarrier_flush(struct luf_user *u, const luf_aulong *cpus, unsigned int nr_cpus);
-int luf_user_mprotect_flush(struct luf_user *u);
+__LUF_USER_INTERNAL int __luf_user_membarrier_flush(struct luf_user *u, const unsigned long *cpus, unsigned int nr_cpus);
+__LUF_USER_INTERNAL int __luf_user_mprotect_flush(struct luf_user *u);
 
 #endif /* LUF_USER_INTERNAL_H */

@@ -17,8 +17,8 @@ struct testenv_arch {
 	unsigned int this_cpu;
 	unsigned long flushes;	    /* successful or not, every ops->flush call */
 	unsigned long cpus_flushed; /* sum of the weights of the flushed sets */
-	luf_aulong last_cpus[LUF_CPUMASK_WORDS(LUF_MAX_CPUS)];
-	luf_ugen_t last_ugen_at_flush; /* the source's value while flushing */
+	unsigned long last_cpus[LUF_CPUMASK_WORDS(LUF_MAX_CPUS)];
+	unsigned long last_ugen_at_flush; /* the source's value while flushing */
 	int fail_next;		       /* >0: fail that many flush calls with -EIO */
 	struct luf *luf;
 };
@@ -41,7 +41,7 @@ struct testenv {
 	unsigned int nr_cpus, nr_folios;
 };
 
-static inline int testenv_flush(void *arch, const luf_aulong *cpus, unsigned int nr_cpus,
+static inline int testenv_flush(void *arch, const unsigned long *cpus, unsigned int nr_cpus,
 				const struct luf_range *r)
 {
 	struct testenv_arch *a = arch;
@@ -92,7 +92,7 @@ static inline void *testenv_zalloc(size_t size)
  */
 static inline void testenv_init(struct testenv *t, unsigned int nr_cpus, unsigned int nr_keys,
 				unsigned int nr_folios, unsigned int threshold,
-				unsigned long reserve, luf_ugen_t start)
+				unsigned long reserve, unsigned long start)
 {
 	memset(t, 0, sizeof(*t));
 	t->nr_cpus = nr_cpus;
@@ -139,7 +139,7 @@ static inline void testenv_destroy(struct testenv *t)
 }
 
 /* A cpumask in a static buffer (LUF_MAX_CPUS bits), filled from a list. */
-static inline luf_aulong *testenv_mask(luf_aulong *m, unsigned int nr_cpus,
+static inline unsigned long *testenv_mask(unsigned long *m, unsigned int nr_cpus,
 				       const unsigned int *cpus, unsigned int n)
 {
 	luf_cpumask_clear(m, nr_cpus);
@@ -153,10 +153,10 @@ static inline luf_aulong *testenv_mask(luf_aulong *m, unsigned int nr_cpus,
  * flush by another path): snapshot, "flush", then report it the checked
  * way (luf_local_flush_end()). Returns the snapshot.
  */
-static inline luf_ugen_t testenv_external_flush(struct luf *l, const luf_aulong *m,
+static inline unsigned long testenv_external_flush(struct luf *l, const unsigned long *m,
 						unsigned int nr_cpus)
 {
-	luf_ugen_t snap = luf_local_flush_begin(l);
+	unsigned long snap = luf_local_flush_begin(l);
 	unsigned int c;
 
 	luf_for_each_cpu (c, m, nr_cpus) {
@@ -168,7 +168,7 @@ static inline luf_ugen_t testenv_external_flush(struct luf *l, const luf_aulong 
 
 static inline long testenv_stat(const struct testenv *t, enum luf_stat_item item)
 {
-	return luf_stats_sum(t->stats, t->nr_cpus, item);
+	return luf_stats_sum(t->luf, item);
 }
 
 #endif /* LUF_TESTENV_H */

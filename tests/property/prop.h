@@ -138,13 +138,13 @@ prop_fail(const char *file, int line, const char *cond, const char *fmt, ...)
 	} while (0)
 
 /* A cpumask big enough for any instance. */
-typedef luf_aulong prop_mask_t[LUF_CPUMASK_WORDS(LUF_MAX_CPUS)];
+typedef unsigned long prop_mask_t[LUF_CPUMASK_WORDS(LUF_MAX_CPUS)];
 
 /*
  * A random set of CPUs, in one of several shapes so that empty, single,
  * sparse, dense and full sets (and the tail word) all turn up often.
  */
-static inline void prop_random_mask(struct prop_rng *r, luf_aulong *m, unsigned int nr)
+static inline void prop_random_mask(struct prop_rng *r, unsigned long *m, unsigned int nr)
 {
 	unsigned int shape = (unsigned int)prop_below(r, 16);
 
@@ -167,17 +167,17 @@ static inline void prop_random_mask(struct prop_rng *r, luf_aulong *m, unsigned 
 }
 
 /* A ugen start value: 0, random, just below the wrap, or just after it. */
-static inline luf_ugen_t prop_random_base(struct prop_rng *r)
+static inline unsigned long prop_random_base(struct prop_rng *r)
 {
 	switch (prop_below(r, 4)) {
 	case 0:
 		return 1 + prop_below(r, 64);
 	case 1:
-		return (luf_ugen_t)prop_next(r);
+		return (unsigned long)prop_next(r);
 	case 2:
 		return ULONG_MAX - prop_below(r, 64);
 	default:
-		return (luf_ugen_t)0 - (1UL << (prop_below(r, 40)));
+		return (unsigned long)0 - (1UL << (prop_below(r, 40)));
 	}
 }
 

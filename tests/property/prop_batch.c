@@ -28,7 +28,7 @@ struct ref {
 
 struct world {
 	unsigned int nr;
-	luf_ugen_t base;
+	unsigned long base;
 	unsigned long win; /* ugens are base + [0, win): a wrap-safe total order */
 	struct luf_batch *a, *b, *c, *x, *y, *z, *e, *tmp;
 	struct ref ra, rb, rc, rx;
@@ -56,7 +56,7 @@ static void ref_fold(struct ref *dst, const struct ref *src, unsigned int nr)
 static void check_ref(const struct world *w, const struct luf_batch *b, const struct ref *r,
 		      const char *what)
 {
-	luf_ugen_t want = r->any ? w->base + r->maxoff : 0;
+	unsigned long want = r->any ? w->base + r->maxoff : 0;
 
 	PASSERT(luf_batch_ugen(b) == want, "%s: ugen %lu, model %lu (base %lu, nr_cpus %u)", what,
 		luf_batch_ugen(b), want, w->base, w->nr);
@@ -83,7 +83,7 @@ static void gen(struct prop_rng *r, struct world *w, struct luf_batch *b, struct
 		unsigned long off = (unsigned long)prop_below(r, w->win);
 		bool wr = prop_chance(r, 1, 4);
 
-		if (!(luf_ugen_t)(w->base + off))
+		if (!(unsigned long)(w->base + off))
 			off++; /* 0 is never a stamp */
 		prop_random_mask(r, m, w->nr);
 		if (prop_chance(r, 1, 8)) {
@@ -234,7 +234,7 @@ struct diet_world {
 
 static void diet_round(struct prop_rng *r, struct diet_world *w)
 {
-	luf_ugen_t u = prop_random_base(r);
+	unsigned long u = prop_random_base(r);
 	unsigned int nr = w->nr, expect_dropped = 0;
 	bool all_done = true, any_left = false, got, wr = prop_chance(r, 1, 3);
 	prop_mask_t m;
@@ -242,13 +242,13 @@ static void diet_round(struct prop_rng *r, struct diet_world *w)
 	if (!u)
 		u = 1;
 	/* Done counters at u + delta[c], raised by __luf_done_mark() from far behind. */
-	luf_done_init(w->d, nr, u - (1UL << 41));
+	__luf_done_init(w->d, nr, u - (1UL << 41));
 	luf_cpumask_clear(m, nr);
 	for (unsigned int c = 0; c < nr; c++) {
-		luf_ugen_t v, older;
+		unsigned long v, older;
 
 		w->delta[c] = random_delta(r);
-		if (!(luf_ugen_t)(u + (unsigned long)w->delta[c]))
+		if (!(unsigned long)(u + (unsigned long)w->delta[c]))
 			w->delta[c] += w->delta[c] < 0 ? -1 : 1;
 		v = u + (unsigned long)w->delta[c];
 		luf_cpumask_set_cpu(m, nr, c);
@@ -272,7 +272,7 @@ static void diet_round(struct prop_rng *r, struct diet_world *w)
 		luf_cpumask_set_cpu(m, nr, (unsigned int)prop_below(r, nr));
 	if (prop_chance(r, 1, 2)) {
 		prop_mask_t m2;
-		luf_ugen_t older = u - 1 - (unsigned long)prop_below(r, 4);
+		unsigned long older = u - 1 - (unsigned long)prop_below(r, 4);
 
 		prop_random_mask(r, m2, nr);
 		if (older)

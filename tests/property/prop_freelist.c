@@ -37,7 +37,7 @@ enum mstate { M_HELD, M_UNMAPPED, M_FOLDED, M_FREE, M_NR };
 
 struct params {
 	unsigned int nr_cpus, nr_keys, nr_folios, seeds;
-	luf_ugen_t start;
+	unsigned long start;
 };
 
 struct bag {
@@ -57,7 +57,7 @@ struct model {
 	uint64_t *stale_dom;  /* [cpu]: newest removal recorded in the domain */
 	unsigned char *st;    /* enum mstate per folio */
 	unsigned int *owner, *pos;
-	luf_key_t *key;
+	unsigned short *key;
 	struct bag bag[M_NR];
 	unsigned long flush_ok, flush_failed;
 	unsigned int weight[NR_OP_KINDS], total; /* this seed's mix of operations */
@@ -76,7 +76,7 @@ static void count_report(const char *what, const void *obj, const char *file, in
 }
 
 /* The test's arch flush: the recording backend, plus the model's clock. */
-static int model_flush(void *arch, const luf_aulong *cpus, unsigned int nr,
+static int model_flush(void *arch, const unsigned long *cpus, unsigned int nr,
 		       const struct luf_range *rg)
 {
 	struct model *m = (struct model *)(void *)((char *)arch - offsetof(struct model, t.arch));
@@ -217,7 +217,7 @@ static void op_fold(struct model *m)
 {
 	unsigned int f, x = random_cpu(m);
 	unsigned long failed0 = m->flush_failed;
-	luf_key_t k = 0;
+	unsigned short k = 0;
 	int ret;
 
 	if (prop_chance(&m->r, 4, 5) && bag_pick(m, M_UNMAPPED, &f))
@@ -227,7 +227,7 @@ static void op_fold(struct model *m)
 		PASSERT(ret == -EIO && injected(m, failed0), "fold returned %d", ret);
 		return;
 	}
-	PASSERT(!k || luf_keytab_valid(m->t.kt, k), "fold named key %u", k);
+	PASSERT(!k || __luf_keytab_valid(m->t.kt, k), "fold named key %u", k);
 	for (unsigned int i = m->bag[M_UNMAPPED].n; i--;) {
 		f = m->bag[M_UNMAPPED].ids[i];
 		if (m->owner[f] != x)
@@ -344,7 +344,7 @@ static void op_key(struct model *m)
 				    (enum luf_abort_cause)prop_below(&m->r, LUF_ABORT_NR_CAUSES));
 	else
 		ret = luf_key_flush(m->t.pc[x], k);
-	if (ret) {
+	if (ret < 0) {
 		PASSERT(ret == -EIO && injected(m, failed0), "key %u flush/abort returned %d", k,
 			ret);
 		return;
@@ -368,7 +368,7 @@ static void op_settle(struct model *m)
 		ret =
 		    luf_abort_domain(m->t.pc[x], m->t.dom,
 				     (enum luf_abort_cause)prop_below(&m->r, LUF_ABORT_NR_CAUSES));
-	if (ret) {
+	if (ret < 0) {
 		PASSERT(ret == -EIO && injected(m, failed0), "settle returned %d", ret);
 		return;
 	}
@@ -453,11 +453,11 @@ static void check_lists(struct model *m)
 		PASSERT((m->st[f] == M_FREE) == (lf_of(m, f)->state != LUF_FOLIO_IN_USE),
 			"folio %u is %s in the model, state %d in luf", f, mstate_name[m->st[f]],
 			lf_of(m, f)->state);
-	PASSERT(luf_stats_nr_clean(m->t.stats, m->t.nr_cpus) == (long)fl->nr_clean &&
-		    luf_stats_nr_pend(m->t.stats, m->t.nr_cpus) == (long)fl->nr_pend,
+	PASSERT(luf_stats_nr_clean(m->t.luf) == (long)fl->nr_clean &&
+		    luf_stats_nr_pend(m->t.luf) == (long)fl->nr_pend,
 		"gauges: NR_CLEAN %ld NR_PEND %ld, lists %lu %lu",
-		luf_stats_nr_clean(m->t.stats, m->t.nr_cpus),
-		luf_stats_nr_pend(m->t.stats, m->t.nr_cpus), fl->nr_clean, fl->nr_pend);
+		luf_stats_nr_clean(m->t.luf),
+		luf_stats_nr_pend(m->t.luf), fl->nr_clean, fl->nr_pend);
 }
 
 static void op_alloc_may_flush(struct model *m)
@@ -534,7 +534,7 @@ static void model_init(struct model *m, const struct params *p, uint64_t seed)
 	m->st = calloc(nf, 1);
 	m->owner = calloc(nf, sizeof(unsigned int));
 	m->pos = calloc(nf, sizeof(unsigned int));
-	m->key = calloc(nf, sizeof(luf_key_t));
+	m->key = calloc(nf, sizeof(unsigned short));
 	for (unsigned int s = 0; s < M_NR; s++)
 		m->bag[s].ids = calloc(nf, sizeof(unsigned int));
 	for (unsigned int f = 0; f < nf; f++)

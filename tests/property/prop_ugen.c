@@ -2,7 +2,7 @@
 /*
  * Property tests of ugens across the wrap point (luf/ugen.h, S4):
  *  - a source started at ULONG_MAX - k hands out, through a random mix of
- *    luf_ugen_new() and luf_ugen_stamp(), values that are never 0 and that
+ *    __luf_ugen_new() and luf_ugen_stamp(), values that are never 0 and that
  *    luf_ugen_before() / luf_ugen_newer() order exactly as they were taken;
  *  - a whole instance started there (testenv_init(..., ULONG_MAX - k)) defers,
  *    refuses to reuse, flushes and releases exactly as it does far from the
@@ -20,23 +20,23 @@ struct params {
 };
 
 struct take {
-	luf_ugen_t v;
-	bool is_new; /* luf_ugen_new() (else luf_ugen_stamp()) */
+	unsigned long v;
+	bool is_new; /* __luf_ugen_new() (else luf_ugen_stamp()) */
 };
 
 static void order_case(struct prop_rng *r, struct take *t)
 {
-	luf_ugen_t k = (luf_ugen_t)prop_below(r, NR_TAKES / 2);
+	unsigned long k = (unsigned long)prop_below(r, NR_TAKES / 2);
 	struct luf_ugen_src src;
-	luf_ugen_t last_new;
+	unsigned long last_new;
 
-	luf_ugen_src_init(&src, ULONG_MAX - k);
+	__luf_ugen_src_init(&src, ULONG_MAX - k);
 	last_new = luf_ugen_current(&src);
 	for (unsigned int i = 0; i < NR_TAKES; i++) {
-		luf_ugen_t cur = luf_ugen_current(&src), want = cur + 1 ? cur + 1 : 1;
+		unsigned long cur = luf_ugen_current(&src), want = cur + 1 ? cur + 1 : 1;
 
 		t[i].is_new = prop_chance(r, 2, 3);
-		t[i].v = t[i].is_new ? luf_ugen_new(&src) : luf_ugen_stamp(&src);
+		t[i].v = t[i].is_new ? __luf_ugen_new(&src) : luf_ugen_stamp(&src);
 		PASSERT(t[i].v != 0, "take %u (%s) from start ULONG_MAX-%lu returned 0", i,
 			t[i].is_new ? "new" : "stamp", k);
 		PASSERT(t[i].v == want, "take %u (%s): %lu, want %lu (current %lu)", i,
@@ -52,7 +52,7 @@ static void order_case(struct prop_rng *r, struct take *t)
 	/* Every pair, in the order taken. */
 	for (unsigned int i = 0; i < NR_TAKES; i++) {
 		for (unsigned int j = i + 1; j < NR_TAKES; j++) {
-			luf_ugen_t a = t[i].v, b = t[j].v;
+			unsigned long a = t[i].v, b = t[j].v;
 
 			PASSERT(!luf_ugen_before(b, a), "take %u (%lu) before take %u (%lu)", j, b,
 				i, a);
@@ -90,11 +90,11 @@ Test(ugen, wrap_points)
 {
 	struct luf_ugen_src src;
 
-	luf_ugen_src_init(&src, ULONG_MAX - 1);
+	__luf_ugen_src_init(&src, ULONG_MAX - 1);
 	cr_assert_eq(luf_ugen_stamp(&src), ULONG_MAX);
-	cr_assert_eq(luf_ugen_new(&src), ULONG_MAX);
+	cr_assert_eq(__luf_ugen_new(&src), ULONG_MAX);
 	cr_assert_eq(luf_ugen_stamp(&src), 1, "stamp at ULONG_MAX must skip 0");
-	cr_assert_eq(luf_ugen_new(&src), 1, "new at ULONG_MAX must skip 0");
+	cr_assert_eq(__luf_ugen_new(&src), 1, "new at ULONG_MAX must skip 0");
 	cr_assert(luf_ugen_before(ULONG_MAX, 1));
 	cr_assert(!luf_ugen_before(1, ULONG_MAX));
 	cr_assert(luf_ugen_before(ULONG_MAX - 5, 3));
@@ -107,14 +107,14 @@ Test(ugen, wrap_points)
 struct wctx {
 	struct testenv t;
 	struct prop_rng r;
-	luf_ugen_t *prev_done;
+	unsigned long *prev_done;
 	unsigned int nr;
 };
 
 static void check_done_monotonic(struct wctx *w, const char *when)
 {
 	for (unsigned int c = 0; c < w->nr; c++) {
-		luf_ugen_t now = luf_done_read(w->t.done, c);
+		unsigned long now = luf_done_read(w->t.done, c);
 
 		PASSERT(!luf_ugen_before(now, w->prev_done[c]),
 			"S4 (%s): done[%u] went back from %lu to %lu", when, c, w->prev_done[c],
@@ -136,8 +136,8 @@ static void wrap_round(struct wctx *w, unsigned int round)
 	unsigned int x = (unsigned int)prop_below(r, w->nr), y = (unsigned int)prop_below(r, w->nr);
 	struct luf_folio *f = &t->folios[0].lf, *out = NULL;
 	unsigned long flushes;
-	luf_key_t key = 0;
-	luf_ugen_t stamp;
+	unsigned short key = 0;
+	unsigned long stamp;
 	prop_mask_t m;
 
 	prop_random_mask(r, m, w->nr);
@@ -179,7 +179,7 @@ static void wrap_round(struct wctx *w, unsigned int round)
 			"round %u: alloc flushed %lu times, or other CPUs", round,
 			t->arch.flushes - flushes);
 	} else {
-		PASSERT(luf_domain_settle(t->luf, y, t->dom, t->pc[y]->scratch) == 0,
+		PASSERT(luf_domain_settle(t->luf, y, t->dom, t->pc[y]->scratch) == 1,
 			"round %u: settle", round);
 		PASSERT(t->arch.flushes == flushes + 1 &&
 			    luf_cpumask_subset(m, t->arch.last_cpus, w->nr),
@@ -217,10 +217,10 @@ ParameterizedTest(struct params *p, ugen, instance_across_wrap, .timeout = 60)
 	w.nr = p->nr_cpus;
 	w.prev_done = calloc(w.nr, sizeof(*w.prev_done));
 	for (unsigned int i = 0; i < prop_nr_seeds(p->seeds); i++) {
-		luf_ugen_t k;
+		unsigned long k;
 
 		prop_rng_init(&w.r, prop_seed(0x0a7a0000u + w.nr, i));
-		k = (luf_ugen_t)prop_below(&w.r, 40);
+		k = (unsigned long)prop_below(&w.r, 40);
 		testenv_init(&w.t, w.nr, 64, 4, 1 + (unsigned int)prop_below(&w.r, 4), 0,
 			     ULONG_MAX - k);
 		for (unsigned int c = 0; c < w.nr; c++)

@@ -45,24 +45,24 @@ static struct {
 	struct luf_pcpu *pc_flusher, *pc_alloc;
 	struct luf_freelist *fl;
 	struct luf_folio folio;
-	luf_aulong req, ack; /* IPI to the reader: request count, last one handled */
-	luf_aulong stop;     /* the reader leaves its loop */
+	unsigned long req, ack; /* IPI to the reader: request count, last one handled */
+	unsigned long stop;     /* the reader leaves its loop */
 	pthread_barrier_t round;
-	luf_key_t key;
+	unsigned short key;
 	unsigned long frame[FRAME_WORDS]; /* the folio's bytes: plain memory */
 	unsigned long sink;
 	unsigned int failures;
 } g;
 
 /* ops->flush: an IPI to the reader when CPU 1 is in the set, waiting for its ack. */
-static int order_flush(void *arch, const luf_aulong *cpus, unsigned int nr_cpus,
+static int order_flush(void *arch, const unsigned long *cpus, unsigned int nr_cpus,
 		       const struct luf_range *r)
 {
 	(void)arch, (void)r;
 	if (luf_cpumask_test_cpu(cpus, nr_cpus, 1)) {
-		unsigned long want = luf_add_return(&g.req, 1);
+		unsigned long want = __luf_add_return(&g.req, 1);
 
-		while (luf_load_acquire(&g.ack) != want) /* pairs with the reader's release */
+		while (__luf_load_acquire(&g.ack) != want) /* pairs with the reader's release */
 			sched_yield();
 	}
 	return 0;
@@ -92,13 +92,13 @@ static void *reader(void *arg)
 		bool tlb_valid = true; /* the stale read-only entry of this round */
 
 		pthread_barrier_wait(&g.round);
-		while (!luf_load_acquire(&g.stop)) {
-			unsigned long req = luf_load_acquire(&g.req);
+		while (!__luf_load_acquire(&g.stop)) {
+			unsigned long req = __luf_load_acquire(&g.req);
 
 			if (req != seen) { /* the IPI: drop the entry, then ack */
 				tlb_valid = false;
 				seen = req;
-				luf_store_release(&g.ack, req);
+				__luf_store_release(&g.ack, req);
 			}
 			if (tlb_valid)
 				for (unsigned int i = 0; i < FRAME_WORDS; i++)
@@ -116,7 +116,7 @@ static void *flusher(void *arg)
 	for (unsigned int round = 0; round < ROUNDS; round++) {
 		pthread_barrier_wait(&g.round);
 		usleep(200); /* let the reader load through its entry first */
-		if (luf_key_flush(g.pc_flusher, g.key))
+		if (luf_key_flush(g.pc_flusher, g.key) != 1)
 			g.failures++;
 		pthread_barrier_wait(&g.round);
 	}
@@ -138,7 +138,7 @@ static void *allocator(void *arg)
 			g.failures++;
 		for (unsigned int i = 0; i < FRAME_WORDS; i++)
 			g.frame[i] = round + 1; /* the reuse */
-		luf_store_release(&g.stop, 1);
+		__luf_store_release(&g.stop, 1);
 		pthread_barrier_wait(&g.round);
 	}
 	return NULL;
@@ -147,9 +147,9 @@ static void *allocator(void *arg)
 /* Before each round (all threads parked): a deferred unmap seen by CPU 1, the folio pend. */
 static void setup_round(void)
 {
-	luf_aulong m[1] = {1UL << 1};
+	unsigned long m[1] = {1UL << 1};
 
-	luf_store_relaxed(&g.stop, 0);
+	__luf_write_once(&g.stop, 0);
 	if (luf_unmap(g.pc_flusher, NULL, m, LUF_PTE_ACCESSIBLE) ||
 	    luf_pcpu_fold(g.pc_flusher, &g.key) || !g.key ||
 	    luf_free(g.fl, g.pc_alloc, &g.folio, g.key) || luf_freelist_nr_pend(g.fl) != 1) {
@@ -184,6 +184,6 @@ int main(void)
 	for (unsigned int i = 0; i < 3; i++)
 		pthread_join(t[i], NULL);
 	printf("tsan_order: %u rounds, %u failures, %ld remote flushes\n", ROUNDS, g.failures,
-	       luf_stats_sum(g.l->stats, NR_CPUS, LUF_STAT_REMOTE_FLUSH));
+	       luf_stats_sum(g.l, LUF_STAT_REMOTE_FLUSH));
 	return g.failures ? 1 : 0;
 }

@@ -11,16 +11,10 @@ int main(int argc, char **argv)
 
 	if (argc > 1)
 		cmocka_set_test_filter(argv[1]);
-#if defined(LUF_LINKED)
-	failed += unit_run_linked();
-	failed += unit_run_freelist();
-	failed += unit_run_upgrade();
-#else
 	failed += unit_run_flush();
 	failed += unit_run_freelist();
 	failed += unit_run_upgrade();
 	failed += unit_run_badinput();
 	failed += unit_run_debug();
-#endif
 	return failed ? 1 : 0;
 }

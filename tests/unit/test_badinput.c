@@ -138,7 +138,7 @@ static void bad_part_inits(void **state)
 static void bad_free(void **state)
 {
 	struct uenv *e = *state;
-	luf_key_t key = uenv_unmap_fold(e, 0, NULL, UMASK(e, 1), RO);
+	unsigned short key = uenv_unmap_fold(e, 0, NULL, UMASK(e, 1), RO);
 	struct luf_folio *f0 = &e->folios[0].lf, *f1 = &e->folios[1].lf, *f2 = &e->folios[2].lf;
 	struct luf_pcpu *pc = e->pc[0];
 	struct usnap *s;
@@ -168,7 +168,7 @@ static void bad_free(void **state)
 static void bad_alloc(void **state)
 {
 	struct uenv *e = *state;
-	luf_key_t key = uenv_unmap_fold(e, 0, NULL, UMASK(e, 1), RO);
+	unsigned short key = uenv_unmap_fold(e, 0, NULL, UMASK(e, 1), RO);
 	struct luf_folio *f = (struct luf_folio *)(void *)e; /* a sentinel */
 	struct usnap *s;
 
@@ -191,19 +191,19 @@ static void bad_alloc(void **state)
 static void bad_defer(void **state)
 {
 	struct uenv *e = *state;
-	luf_aulong m[UNIT_MAX_WORDS];
-	luf_key_t key = 0x1234;
+	unsigned long m[UNIT_MAX_WORDS];
+	unsigned short key = 0x1234;
 	struct usnap *s = usnap_take(e);
 
 	luf_cpumask_clear(m, LUF_MAX_CPUS);
 	assert_int_equal(luf_pcpu_defer(NULL, e->dom, UMASK(e, 1), false), -EINVAL);
 	assert_int_equal(luf_pcpu_defer(e->pc[0], e->dom, NULL, false), -EINVAL);
-	luf_store_relaxed(&m[0], (1UL << 1) | (1UL << 4)); /* CPU 4 of 4 */
+	__luf_write_once(&m[0], (1UL << 1) | (1UL << 4)); /* CPU 4 of 4 */
 	assert_int_equal(luf_pcpu_defer(e->pc[0], e->dom, m, false), -EINVAL);
 	assert_int_equal(luf_pcpu_defer(e->pc[0], NULL, m, true), -EINVAL);
 	assert_int_equal(luf_unmap(e->pc[0], e->dom, m, RO), -EINVAL);
 	assert_int_equal(luf_unmap(e->pc[0], e->dom, m, RO | LUF_PTE_WRITABLE), -EINVAL);
-	luf_store_relaxed(&m[0], 1UL << (LUF_BITS_PER_LONG - 1));
+	__luf_write_once(&m[0], 1UL << (LUF_BITS_PER_LONG - 1));
 	assert_int_equal(luf_pcpu_defer(e->pc[0], e->dom, m, false), -EINVAL);
 	assert_int_equal(luf_unmap(NULL, e->dom, UMASK(e, 1), RO), -EINVAL);
 	assert_int_equal(luf_pcpu_fold(NULL, &key), -EINVAL);
@@ -215,12 +215,12 @@ static void bad_defer(void **state)
 	e = uenv_reset(state, 70, 16, 4, 512, 0, 0);
 	s = usnap_take(e);
 	luf_cpumask_clear(m, LUF_MAX_CPUS);
-	luf_store_relaxed(&m[1], 1UL << 6); /* CPU 70 */
+	__luf_write_once(&m[1], 1UL << 6); /* CPU 70 */
 	assert_int_equal(luf_pcpu_defer(e->pc[69], e->dom, m, false), -EINVAL);
-	luf_store_relaxed(&m[1], 1UL << (LUF_BITS_PER_LONG - 1));
+	__luf_write_once(&m[1], 1UL << (LUF_BITS_PER_LONG - 1));
 	assert_int_equal(luf_unmap(e->pc[69], e->dom, m, RO), -EINVAL);
 	usnap_check(e, s, true);
-	luf_store_relaxed(&m[1], 1UL << 5); /* CPU 69 is fine */
+	__luf_write_once(&m[1], 1UL << 5); /* CPU 69 is fine */
 	assert_int_equal(luf_pcpu_defer(e->pc[69], e->dom, m, false), 0);
 }
 
@@ -230,7 +230,7 @@ static void bad_flush_args(void **state)
 	struct uenv *e = *state;
 	struct luf_batch *b = e->scratch;
 	struct luf_batch *b3 = testenv_zalloc(luf_batch_size(3));
-	luf_key_t key = uenv_unmap_fold(e, 0, e->dom, UMASK(e, 1, 2), RO);
+	unsigned short key = uenv_unmap_fold(e, 0, e->dom, UMASK(e, 1, 2), RO);
 	unsigned char b3_before[64];
 	struct usnap *s;
 
@@ -260,7 +260,7 @@ static void bad_flush_args(void **state)
 static void bad_abort_args(void **state)
 {
 	struct uenv *e = *state;
-	luf_key_t key = uenv_unmap_fold(e, 0, e->dom, UMASK(e, 1, 2), RO);
+	unsigned short key = uenv_unmap_fold(e, 0, e->dom, UMASK(e, 1, 2), RO);
 	enum luf_abort_cause bad = (enum luf_abort_cause)LUF_ABORT_NR_CAUSES;
 	enum luf_abort_cause worse = (enum luf_abort_cause)100;
 	struct usnap *s = usnap_take(e);
@@ -287,14 +287,14 @@ static void bad_set_ops(void **state)
 	struct uenv *e = *state;
 	struct luf_batch *b = e->scratch;
 	struct luf_batch *b3 = testenv_zalloc(luf_batch_size(3));
-	luf_aulong m[UNIT_MAX_WORDS];
+	unsigned long m[UNIT_MAX_WORDS];
 	struct usnap *s;
 
 	assert_int_equal(luf_batch_init(b3, 3), 0);
 	assert_int_equal(luf_batch_add(b, UMASK(e, 1), luf_ugen_stamp(&e->l->ugen), false), 0);
 	assert_int_equal(luf_batch_add(b3, UMASK(e, 2), luf_ugen_stamp(&e->l->ugen), true), 0);
 	luf_cpumask_clear(m, LUF_MAX_CPUS);
-	luf_store_relaxed(&m[0], 1UL << 2);
+	__luf_write_once(&m[0], 1UL << 2);
 	s = usnap_take(e);
 	assert_int_equal(__luf_keytab_fold(e->kt, 0, b), -EINVAL);
 	assert_int_equal(__luf_keytab_fold(e->kt, e->nr_keys, b), -EINVAL);
@@ -310,7 +310,7 @@ static void bad_set_ops(void **state)
 	assert_false(luf_cpumask_test_cpu(m, 4, 4));
 	assert_int_equal(luf_cpumask_next(m, 4, 4), 4);
 	assert_int_equal(luf_flush_received(e->l, 4), 0);
-	assert_int_equal(luf_load_relaxed(&m[0]), 1UL << 2);
+	assert_int_equal(__luf_read_once(&m[0]), 1UL << 2);
 	usnap_check(e, s, true);
 	free(b3);
 }

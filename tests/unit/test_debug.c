@@ -71,7 +71,7 @@ static void debug_double_free_reported(void **state)
 static void debug_upgrade_without_abort_reported(void **state)
 {
 	struct uenv *e = *state;
-	luf_key_t key = uenv_unmap_fold(e, 0, NULL, UMASK(e, 1), RO);
+	unsigned short key = uenv_unmap_fold(e, 0, NULL, UMASK(e, 1), RO);
 	int line;
 
 	line = __LINE__ + 1;
@@ -112,7 +112,7 @@ static void debug_alloc_tracks_call_site(void **state)
 static void debug_correct_use_reports_nothing(void **state)
 {
 	struct uenv *e = *state;
-	luf_key_t key = uenv_unmap_fold(e, 0, e->dom, UMASK(e, 1, 3), RO);
+	unsigned short key = uenv_unmap_fold(e, 0, e->dom, UMASK(e, 1, 3), RO);
 	struct luf_folio *f = NULL;
 
 	uenv_free_range(e, e->fl, 0, key, 0, 4);

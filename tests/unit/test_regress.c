@@ -31,7 +31,7 @@ static void regress_defer_domain_of_other_cpu_count(void **state)
 		/* Show the damage before failing. */
 		print_message(
 		    "defer returned 0; the 2-CPU domain now holds CPU 3: %d\n",
-		    (int)((luf_load_relaxed(&luf_shared_batch(&small->set)->cpus[0]) >> 3) & 1));
+		    (int)((__luf_read_once(&__luf_shared_batch(&small->set)->cpus[0]) >> 3) & 1));
 	}
 	changed = memcmp(small, before, size) != 0;
 	uenv_free(e2);
@@ -41,7 +41,7 @@ static void regress_defer_domain_of_other_cpu_count(void **state)
 
 /*
  * Bug 2 (freelist.h, luf_free_at()), fixed: a struct luf_pcpu of another
- * instance was not rejected. With another CPU count, luf_shared_read() into
+ * instance was not rejected. With another CPU count, __luf_shared_read() into
  * pc->scratch fails silently (luf_batch_copy() returns -EINVAL, ignored),
  * the stale empty scratch passes check_done, and a folio that still owes a
  * flush is put on the CLEAN list: the next allocation hands it out without
@@ -51,7 +51,7 @@ static void regress_free_with_pcpu_of_other_instance(void **state)
 {
 	struct uenv *e = *state;
 	struct uenv *other = uenv_new(2, 4, 1, 512, 0, 0);
-	luf_key_t key = uenv_unmap_fold(e, 0, NULL, UMASK(e, 1, 2), RO);
+	unsigned short key = uenv_unmap_fold(e, 0, NULL, UMASK(e, 1, 2), RO);
 	struct luf_folio *f = &e->folios[0].lf;
 	int ret;
 
@@ -66,7 +66,7 @@ static void regress_free_with_pcpu_of_other_instance(void **state)
 
 /*
  * Bug 3 (domain.h, luf_domain_init()), fixed: a CPU count of 0 (or above
- * LUF_MAX_CPUS) returned -EINVAL only after luf_shared_init() wrote the
+ * LUF_MAX_CPUS) returned -EINVAL only after __luf_shared_init() wrote the
  * seqcount and the lock. The CPU count now comes from the instance: an
  * instance that is not live takes its place.
  */
@@ -97,7 +97,7 @@ static void regress_domain_init_bad_count_writes(void **state)
 static void regress_may_flush_keeps_reserve(void **state)
 {
 	struct uenv *e = uenv_reset(state, 4, 16, 4, 512, 2, 0);
-	luf_key_t key = uenv_unmap_fold(e, 0, NULL, UMASK(e, 1), RO);
+	unsigned short key = uenv_unmap_fold(e, 0, NULL, UMASK(e, 1), RO);
 	struct luf_folio *f = NULL;
 
 	uenv_free_range(e, e->fl, 0, 0, 0, 1);	 /* folio 0: clean, under the reserve */
@@ -125,7 +125,7 @@ static void regress_may_flush_keeps_reserve(void **state)
 static void regress_batch_add_rejects_high_bits(void **state)
 {
 	struct uenv *e = *state;
-	luf_aulong high[1] = {1UL << 40};
+	unsigned long high[1] = {1UL << 40};
 
 	luf_batch_clear(e->scratch);
 	assert_int_equal(luf_batch_add(e->scratch, high, 1, false), -EINVAL);
@@ -159,7 +159,7 @@ static void regress_free_into_list_of_other_keytab(void **state)
 	struct uenv *e = *state;
 	struct luf_keytab *kb = testenv_zalloc(luf_keytab_size(16, e->nr_cpus));
 	struct luf_freelist *fb = testenv_zalloc(luf_freelist_size(e->nr_cpus));
-	luf_key_t key = uenv_unmap_fold(e, 0, NULL, UMASK(e, 1, 2), RO);
+	unsigned short key = uenv_unmap_fold(e, 0, NULL, UMASK(e, 1, 2), RO);
 	int ret;
 
 	assert_int_equal(luf_keytab_init(kb, e->l, 16), 0);
@@ -186,7 +186,7 @@ static void regress_free_with_unfolded_key(void **state)
 static void regress_local_flush_future_snapshot(void **state)
 {
 	struct uenv *e = *state;
-	luf_ugen_t before = luf_done_read(e->done, 1);
+	unsigned long before = luf_done_read(e->done, 1);
 
 	assert_int_equal(luf_local_flush_end(e->l, 1, 1000000), -EINVAL);
 	assert_int_equal(luf_done_read(e->done, 1), before);
@@ -196,7 +196,7 @@ static void regress_local_flush_future_snapshot(void **state)
 static void regress_mark_zero_marks_nothing(void **state)
 {
 	struct uenv *e = uenv_reset(state, 4, 16, 4, 512, 0, ULONG_MAX - 1);
-	luf_ugen_t before = luf_done_read(e->done, 3);
+	unsigned long before = luf_done_read(e->done, 3);
 
 	__luf_done_mark_cpu(e->done, 3, 0);
 	assert_int_equal(luf_done_read(e->done, 3), before);

@@ -36,7 +36,7 @@ struct mock_arch {
 
 extern const struct luf_arch_ops mock_ops;
 
-int mock_flush(void *arch, const luf_aulong *cpus, unsigned int nr_cpus, const struct luf_range *r);
+int mock_flush(void *arch, const unsigned long *cpus, unsigned int nr_cpus, const struct luf_range *r);
 
 /*
  * Announce the next ops->flush call: @nr_cpus bits, exactly the CPUs of
@@ -44,7 +44,7 @@ int mock_flush(void *arch, const luf_aulong *cpus, unsigned int nr_cpus, const s
  * will mark done), returning @ret.
  */
 void expect_flush_list(unsigned int nr_cpus, const unsigned int *list, unsigned int n,
-		       luf_ugen_t ugen, int ret);
+		       unsigned long ugen, int ret);
 
 #define UNIT_LIST(...) ((const unsigned int[]){__VA_ARGS__})
 #define UNIT_LIST_LEN(...) ((unsigned int)(sizeof(UNIT_LIST(__VA_ARGS__)) / sizeof(unsigned int)))
@@ -72,13 +72,13 @@ struct uenv {
 	unsigned int nr_cpus, nr_keys, nr_folios, threshold;
 	unsigned long reserve;
 	unsigned int next_mask;
-	luf_aulong masks[4][UNIT_MAX_WORDS];
+	unsigned long masks[4][UNIT_MAX_WORDS];
 	/* LUF_DEBUG reports seen through the default capture. */
 	unsigned int reports;
 };
 
 struct uenv *uenv_new(unsigned int nr_cpus, unsigned int nr_keys, unsigned int nr_folios,
-		      unsigned int threshold, unsigned long reserve, luf_ugen_t start);
+		      unsigned int threshold, unsigned long reserve, unsigned long start);
 void uenv_free(struct uenv *e);
 
 /* Default fixture: 4 CPUs, 16 keys, 128 folios, no automatic fold, no reserve, start 0. */
@@ -87,26 +87,26 @@ int uenv_teardown(void **state);
 /* Replace the fixture in *@state by one with other parameters. */
 struct uenv *uenv_reset(void **state, unsigned int nr_cpus, unsigned int nr_keys,
 			unsigned int nr_folios, unsigned int threshold, unsigned long reserve,
-			luf_ugen_t start);
+			unsigned long start);
 
 /* A mask of the listed CPUs (one of four rotating buffers of @e). */
-const luf_aulong *uenv_mask(struct uenv *e, const unsigned int *list, unsigned int n);
+const unsigned long *uenv_mask(struct uenv *e, const unsigned int *list, unsigned int n);
 #define UMASK(e, ...) uenv_mask((e), UNIT_LIST(__VA_ARGS__), UNIT_LIST_LEN(__VA_ARGS__))
 
 /* The test's own oracle for ugen order (not the library's, which mutants change). */
-static inline bool u_before(luf_ugen_t a, luf_ugen_t b)
+static inline bool u_before(unsigned long a, unsigned long b)
 {
 	return (long)(a - b) < 0;
 }
 
-/* The ugen luf_ugen_new() hands out after @g (0 is skipped). */
-static inline luf_ugen_t u_next(luf_ugen_t g)
+/* The ugen __luf_ugen_new() hands out after @g (0 is skipped). */
+static inline unsigned long u_next(unsigned long g)
 {
 	return g + 1 ? g + 1 : 1;
 }
 
 /* The snapshot the next flush of @e will take. */
-luf_ugen_t uenv_next_ugen(const struct uenv *e);
+unsigned long uenv_next_ugen(const struct uenv *e);
 
 long ustat(const struct uenv *e, enum luf_stat_item item);
 
@@ -115,8 +115,8 @@ long ustat(const struct uenv *e, enum luf_stat_item item);
  * of @mask with @pte_flags, then luf_pcpu_fold(). Asserts success and
  * returns the key.
  */
-luf_key_t uenv_unmap_fold(struct uenv *e, unsigned int cpu, struct luf_domain *dom,
-			  const luf_aulong *mask, unsigned int pte_flags);
+unsigned short uenv_unmap_fold(struct uenv *e, unsigned int cpu, struct luf_domain *dom,
+			  const unsigned long *mask, unsigned int pte_flags);
 #define RO (LUF_PTE_ACCESSIBLE)
 
 /* Free folios [first, first + n) into @fl with @key from CPU @cpu; asserts success. */
@@ -142,6 +142,5 @@ int unit_run_freelist(void);
 int unit_run_upgrade(void);
 int unit_run_badinput(void);
 int unit_run_debug(void);
-int unit_run_linked(void);
 
 #endif /* LUF_UNIT_H */

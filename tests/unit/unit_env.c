@@ -7,12 +7,12 @@
 
 #include <stdio.h>
 
-int mock_flush(void *arch, const luf_aulong *cpus, unsigned int nr_cpus, const struct luf_range *r)
+int mock_flush(void *arch, const unsigned long *cpus, unsigned int nr_cpus, const struct luf_range *r)
 {
 	struct mock_arch *m = arch;
 	unsigned long words[UNIT_MAX_WORDS] = {0};
 	const unsigned long *cpus_seen = words;
-	luf_ugen_t ugen = luf_ugen_current(&m->luf->ugen);
+	unsigned long ugen = luf_ugen_current(&m->luf->ugen);
 	unsigned int c;
 
 	m->calls++;
@@ -20,7 +20,7 @@ int mock_flush(void *arch, const luf_aulong *cpus, unsigned int nr_cpus, const s
 		return 0;
 	assert_int_equal(nr_cpus, m->nr_cpus);
 	for (unsigned int i = 0; i < LUF_CPUMASK_WORDS(nr_cpus); i++)
-		words[i] = luf_load_relaxed(&cpus[i]);
+		words[i] = __luf_read_once(&cpus[i]);
 	assert_null(r);
 	check_expected(nr_cpus);
 	check_expected_ptr(cpus_seen);
@@ -57,7 +57,7 @@ const struct luf_arch_ops mock_ops = {
 };
 
 void expect_flush_list(unsigned int nr_cpus, const unsigned int *list, unsigned int n,
-		       luf_ugen_t ugen, int ret)
+		       unsigned long ugen, int ret)
 {
 	unsigned long words[UNIT_MAX_WORDS] = {0};
 
@@ -83,7 +83,7 @@ static void uenv_report(const char *what, const void *obj, const char *file, int
 #endif
 
 struct uenv *uenv_new(unsigned int nr_cpus, unsigned int nr_keys, unsigned int nr_folios,
-		      unsigned int threshold, unsigned long reserve, luf_ugen_t start)
+		      unsigned int threshold, unsigned long reserve, unsigned long start)
 {
 	struct uenv *e = testenv_zalloc(sizeof(*e));
 
@@ -167,7 +167,7 @@ int uenv_teardown(void **state)
 
 struct uenv *uenv_reset(void **state, unsigned int nr_cpus, unsigned int nr_keys,
 			unsigned int nr_folios, unsigned int threshold, unsigned long reserve,
-			luf_ugen_t start)
+			unsigned long start)
 {
 	uenv_free(*state);
 	*state = NULL;
@@ -175,9 +175,9 @@ struct uenv *uenv_reset(void **state, unsigned int nr_cpus, unsigned int nr_keys
 	return *state;
 }
 
-const luf_aulong *uenv_mask(struct uenv *e, const unsigned int *list, unsigned int n)
+const unsigned long *uenv_mask(struct uenv *e, const unsigned int *list, unsigned int n)
 {
-	luf_aulong *m = e->masks[e->next_mask++ % 4];
+	unsigned long *m = e->masks[e->next_mask++ % 4];
 
 	luf_cpumask_clear(m, LUF_MAX_CPUS);
 	for (unsigned int i = 0; i < n; i++)
@@ -185,20 +185,20 @@ const luf_aulong *uenv_mask(struct uenv *e, const unsigned int *list, unsigned i
 	return m;
 }
 
-luf_ugen_t uenv_next_ugen(const struct uenv *e)
+unsigned long uenv_next_ugen(const struct uenv *e)
 {
 	return u_next(luf_ugen_current(&e->l->ugen));
 }
 
 long ustat(const struct uenv *e, enum luf_stat_item item)
 {
-	return luf_stats_sum(e->stats, e->nr_cpus, item);
+	return luf_stats_sum(e->l, item);
 }
 
-luf_key_t uenv_unmap_fold(struct uenv *e, unsigned int cpu, struct luf_domain *dom,
-			  const luf_aulong *mask, unsigned int pte_flags)
+unsigned short uenv_unmap_fold(struct uenv *e, unsigned int cpu, struct luf_domain *dom,
+			  const unsigned long *mask, unsigned int pte_flags)
 {
-	luf_key_t key = 0xffff;
+	unsigned short key = 0xffff;
 
 	assert_int_equal(luf_unmap(e->pc[cpu], dom, mask, pte_flags), 0);
 	assert_int_equal(luf_pcpu_fold(e->pc[cpu], &key), 0);

@@ -21,6 +21,7 @@
 #include "luf_user.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,7 +103,7 @@ static double peer_time(void)
 /* Median ns/flush over @rounds rounds of @n flushes of @cpu's singleton set (-1: NULL set). */
 static double measure(struct luf_user *u, int cpu, unsigned long n, int rounds, int *err)
 {
-	luf_aulong mask[LUF_CPUMASK_WORDS(LUF_MAX_CPUS)];
+	unsigned long mask[LUF_CPUMASK_WORDS(LUF_MAX_CPUS)];
 	unsigned int nr = luf_user_nr_cpu_ids(u);
 	double t[64] = {0};
 

@@ -27,6 +27,7 @@
 #include "luf_user.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,7 +60,7 @@ static struct {
 	unsigned char *ra, *rb;
 	struct flag flag[2];
 	struct luf_user *u; /* NULL: the no-op flush */
-	luf_aulong mask[LUF_CPUMASK_WORDS(LUF_MAX_CPUS)];
+	unsigned long mask[LUF_CPUMASK_WORDS(LUF_MAX_CPUS)];
 	unsigned int nr_cpus;
 	int flush_err;
 } lt;
@@ -72,7 +73,7 @@ static void meet(int self, unsigned long i)
 	atomic_store_explicit(&lt.flag[self].v, i, memory_order_release);
 	while (atomic_load_explicit(&lt.flag[!self].v, memory_order_acquire) < i) {
 		if (++spins < SPIN_PAUSES)
-			luf_cpu_relax();
+			__luf_cpu_relax();
 		else if (spins >= SPIN_BEFORE_YIELD)
 			sched_yield();
 	}

@@ -1,131 +1,141 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR MIT */
 /*
- * luf/platform/user.h - the user-space platform shim: C11 <stdatomic.h>,
- * sched_yield() for contended spinning, errno constants.
+ * luf/platform/user.h - the user-space platform shim: GCC and Clang
+ * __atomic builtins on plain words, sched_yield() while a lock holder
+ * may be preempted, errno constants.
  *
  * Every core header reaches the machine only through the names defined
- * here (and in platform/kernel.h for the kernel). Shared words are
- * luf_aulong: C11 atomics accessed with explicit memory orders, so that
- * the lockless readers (seqcount readers, check_done) are data-race free
- * in the C11 sense and ThreadSanitizer-clean. On x86-64 a relaxed atomic
- * load or store compiles to a plain mov: the fast paths pay nothing for it.
+ * here (and in platform/kernel.h for the kernel); they are internal
+ * (__luf_*) except the few constants and macros a caller sizes storage
+ * with. Shared words are plain unsigned longs, accessed only through the
+ * helpers below with an explicit memory order: the lockless readers
+ * (seqcount readers, check_done) are then data-race free for the
+ * compiler and for ThreadSanitizer, which understands the builtins, and
+ * the same words are kernel bitmaps on the other side of the shim. On
+ * x86-64 a relaxed load or store is a plain mov: the fast paths pay
+ * nothing for it.
  */
 #ifndef LUF_PLATFORM_USER_H
 #define LUF_PLATFORM_USER_H
 
-#if !defined(__STDC_VERSION__) || __STDC_VERSION__ < 201112L
-#error "luf needs a C11 compiler (-std=c11 or later)"
-#endif
-#if defined(__STDC_NO_ATOMICS__)
-#error "luf needs C11 atomics (<stdatomic.h>); this compiler has none"
+#if !defined(__GNUC__)
+#error "luf needs GCC or Clang (their __atomic builtins)"
 #endif
 
-#include <stdatomic.h>
-#include <stdbool.h>
-#include <stddef.h>
-#include <stdint.h>
 #include <errno.h>
 #include <limits.h>
 #include <sched.h>
+#include <stddef.h>
+#include <stdint.h>
+#if !defined(__cplusplus)
+#include <stdbool.h>
+#endif
 
 /* Bits in an unsigned long, the word of cpumasks. */
-#define LUF_BITS_PER_LONG (sizeof(unsigned long) * CHAR_BIT)
+#define LUF_BITS_PER_LONG (__SIZEOF_LONG__ * 8u)
 /* Bytes in a cache line: the alignment and padding unit of per-CPU data. */
 #define LUF_CACHELINE 64
 /* Start a member or variable on its own cache line. */
-#define LUF_CACHE_ALIGNED _Alignas(LUF_CACHELINE)
+#define LUF_CACHE_ALIGNED __attribute__((aligned(LUF_CACHELINE)))
+/* Marks per-CPU storage (the kernel's __percpu); an array indexed by CPU id here. */
+#define LUF_PERCPU
 
-/* Branch hints (the kernel's likely() and unlikely()). */
+/* Branch hint: @x is usually true (the kernel's likely()). */
 #define luf_likely(x) __builtin_expect(!!(x), 1)
 /* Branch hint: @x is rarely true. */
 #define luf_unlikely(x) __builtin_expect(!!(x), 0)
 /* A slow path kept out of line, so the fast path around it inlines. */
-#define luf_noinline_cold __attribute__((noinline, cold, unused))
+#define __luf_cold __attribute__((noinline, cold, unused))
 
-/* A word shared between CPUs. Always accessed through the helpers below. */
-typedef _Atomic unsigned long luf_aulong;
+/* CPU @cpu's element of per-CPU storage @p (per_cpu_ptr() in the kernel). */
+#define __luf_per_cpu(p, cpu) (&(p)[cpu])
+/* Iterate @cpu over the CPU ids that may exist, 0 .. @nr - 1. */
+#define __luf_for_each_possible_cpu(cpu, nr) for ((cpu) = 0; (cpu) < (nr); (cpu)++)
+/* True iff per-CPU storage @p starts on a cache line (storage rule of luf_init()). */
+#define __luf_percpu_aligned(p) (((uintptr_t)(p) % LUF_CACHELINE) == 0)
 
 /* Load *@p, ordering nothing (READ_ONCE()). */
-static inline unsigned long luf_load_relaxed(const luf_aulong *p)
+static inline unsigned long __luf_read_once(const unsigned long *p)
 {
-	return atomic_load_explicit((luf_aulong *)p, memory_order_relaxed);
+	return __atomic_load_n(p, __ATOMIC_RELAXED);
 }
 
 /* Store @v to *@p, ordering nothing (WRITE_ONCE()). */
-static inline void luf_store_relaxed(luf_aulong *p, unsigned long v)
+static inline void __luf_write_once(unsigned long *p, unsigned long v)
 {
-	atomic_store_explicit(p, v, memory_order_relaxed);
+	__atomic_store_n(p, v, __ATOMIC_RELAXED);
 }
 
 /* Load *@p; later loads and stores stay after it (smp_load_acquire()). */
-static inline unsigned long luf_load_acquire(const luf_aulong *p)
+static inline unsigned long __luf_load_acquire(const unsigned long *p)
 {
-	return atomic_load_explicit((luf_aulong *)p, memory_order_acquire);
+	return __atomic_load_n(p, __ATOMIC_ACQUIRE);
 }
 
 /* Store @v to *@p; earlier loads and stores stay before it (smp_store_release()). */
-static inline void luf_store_release(luf_aulong *p, unsigned long v)
+static inline void __luf_store_release(unsigned long *p, unsigned long v)
 {
-	atomic_store_explicit(p, v, memory_order_release);
+	__atomic_store_n(p, v, __ATOMIC_RELEASE);
 }
 
-/* Fully ordered fetch-and-add; returns the new value (like atomic_long_add_return()). */
-static inline unsigned long luf_add_return(luf_aulong *p, unsigned long v)
+/* Fully ordered add; returns the new value (atomic_long_add_return()). */
+static inline unsigned long __luf_add_return(unsigned long *p, unsigned long v)
 {
-	return atomic_fetch_add_explicit(p, v, memory_order_seq_cst) + v;
+	return __atomic_add_fetch(p, v, __ATOMIC_SEQ_CST);
 }
 
-/* Relaxed fetch-and-add, for counters that order nothing. */
-static inline void luf_add_relaxed(luf_aulong *p, unsigned long v)
+/* Unordered atomic add, for counters that order nothing. */
+static inline void __luf_add_relaxed(unsigned long *p, unsigned long v)
 {
-	atomic_fetch_add_explicit(p, v, memory_order_relaxed);
-}
-
-/* Relaxed atomic *p |= v and *p &= ~v, for bits that several CPUs set or clear. */
-static inline void luf_or_relaxed(luf_aulong *p, unsigned long v)
-{
-	atomic_fetch_or_explicit(p, v, memory_order_relaxed);
-}
-
-/* Relaxed atomic *@p &= ~@v. */
-/* Relaxed atomic *@p &= ~@v. */
-static inline void luf_andnot_relaxed(luf_aulong *p, unsigned long v)
-{
-	atomic_fetch_and_explicit(p, ~v, memory_order_relaxed);
+	__atomic_fetch_add(p, v, __ATOMIC_RELAXED);
 }
 
 /*
- * Compare-and-swap with release semantics on success (publishes what the
- * caller did before, e.g. a completed flush) and relaxed on failure; *old is
- * updated with the current value on failure, like try_cmpxchg_release().
+ * Compare-and-swap, release on success (it publishes what the caller did
+ * before, e.g. a completed flush), relaxed on failure; *@old gets the
+ * current value on failure (try_cmpxchg_release()).
  */
-static inline bool luf_try_cmpxchg_release(luf_aulong *p, unsigned long *old, unsigned long new)
+static inline bool __luf_try_cmpxchg_release(unsigned long *p, unsigned long *old,
+					     unsigned long new_val)
 {
-	return atomic_compare_exchange_weak_explicit(p, old, new, memory_order_release,
-						     memory_order_relaxed);
+	return __atomic_compare_exchange_n(p, old, new_val, true, __ATOMIC_RELEASE,
+					   __ATOMIC_RELAXED);
+}
+
+/* Atomically set bit @nr of the bitmap at @addr (set_bit()); orders nothing. */
+static inline void __luf_set_bit(unsigned int nr, unsigned long *addr)
+{
+	__atomic_fetch_or(&addr[nr / LUF_BITS_PER_LONG], 1UL << (nr % LUF_BITS_PER_LONG),
+			  __ATOMIC_RELAXED);
+}
+
+/* Atomically clear bit @nr of the bitmap at @addr (clear_bit()); orders nothing. */
+static inline void __luf_clear_bit(unsigned int nr, unsigned long *addr)
+{
+	__atomic_fetch_and(&addr[nr / LUF_BITS_PER_LONG], ~(1UL << (nr % LUF_BITS_PER_LONG)),
+			   __ATOMIC_RELAXED);
 }
 
 /* Full barrier (smp_mb()): orders earlier loads and stores against later ones. */
-static inline void luf_smp_mb(void)
+static inline void __luf_smp_mb(void)
 {
-	atomic_thread_fence(memory_order_seq_cst);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 }
 
-/* Write barrier between the two seqcount increments and the data (smp_wmb()). */
-static inline void luf_smp_wmb(void)
+/* Write barrier (smp_wmb()): earlier stores before later stores. */
+static inline void __luf_smp_wmb(void)
 {
-	atomic_thread_fence(memory_order_release);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
 }
 
-/* Read barrier for seqcount readers before re-reading the count (smp_rmb()). */
-static inline void luf_smp_rmb(void)
+/* Read barrier (smp_rmb()): earlier loads before later loads. */
+static inline void __luf_smp_rmb(void)
 {
-	atomic_thread_fence(memory_order_acquire);
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
 }
 
-/* Spin-wait hint to the CPU (pause / yield), as the kernel's cpu_relax(). */
-/* Spin-wait hint to the CPU (pause / yield), as the kernel's cpu_relax(). */
-static inline void luf_cpu_relax(void)
+/* Spin-wait hint to the CPU (pause, yield), as the kernel's cpu_relax(). */
+static inline void __luf_cpu_relax(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
 	__builtin_ia32_pause();
@@ -135,81 +145,83 @@ static inline void luf_cpu_relax(void)
 }
 
 /*
- * A small test-and-test-and-set lock for the short writer sections of the
- * key table and the domains (a few word operations each). After a bounded
- * spin it yields the processor: in user space the holder may be preempted,
- * and with more threads than cores pure spinning would burn the holder's
- * time slice. The kernel shim maps this onto spinlock_t.
+ * One step of a bounded spin: pause 128 times, then yield the processor.
+ * In user space the thread we wait for may be preempted, and with more
+ * threads than cores pure spinning would burn its time slice.
  */
-typedef struct {
-	atomic_int v; /* 0: free, 1: held */
-} luf_lock_t;
-
-/* Static initialiser of an unlocked luf_lock_t. */
-#define LUF_LOCK_INIT \
-	{             \
-		0     \
-	}
-
-/* Set up @l unlocked. */
-/* Set up @l unlocked. */
-static inline void luf_lock_init(luf_lock_t *l)
-{
-	atomic_init(&l->v, 0);
-}
-
-/* One step of a bounded spin: pause 128 times, then yield the processor. */
-static inline void luf_spin_wait(unsigned int *spins)
+static inline void __luf_spin_wait(unsigned int *spins)
 {
 	if (++*spins < 128)
-		luf_cpu_relax();
+		__luf_cpu_relax();
 	else
 		sched_yield();
 }
 
-/* Take @l (acquire): spin briefly, then yield until it is free. */
-static inline void luf_lock(luf_lock_t *l)
+/*
+ * The writers' lock of the shared sets (a few word operations each): a
+ * test-and-test-and-set lock that spins briefly, then yields. The kernel
+ * shim maps it onto spinlock_t with interrupts disabled.
+ */
+struct luf_lock {
+	unsigned long v; /* 0: free, 1: held */
+};
+
+/* Set up @l unlocked. */
+static inline void __luf_lock_init(struct luf_lock *l)
+{
+	__luf_write_once(&l->v, 0);
+}
+
+/* Take @l (acquire). Returns the flags for __luf_unlock() (0 here). */
+static inline unsigned long __luf_lock(struct luf_lock *l)
 {
 	unsigned int spins = 0;
 
 	for (;;) {
-		if (!atomic_exchange_explicit(&l->v, 1, memory_order_acquire))
-			return;
-		while (atomic_load_explicit(&l->v, memory_order_relaxed))
-			luf_spin_wait(&spins);
+		if (!__atomic_exchange_n(&l->v, 1UL, __ATOMIC_ACQUIRE))
+			return 0;
+		while (__luf_read_once(&l->v))
+			__luf_spin_wait(&spins);
 	}
 }
 
-/* Release @l (release ordering). */
-/* Release @l (release ordering). */
-static inline void luf_unlock(luf_lock_t *l)
+/* Release @l (release ordering); @flags from __luf_lock(). */
+static inline void __luf_unlock(struct luf_lock *l, unsigned long flags)
 {
-	atomic_store_explicit(&l->v, 0, memory_order_release);
+	(void)flags;
+	__luf_store_release(&l->v, 0);
 }
 
 /* Number of set bits in @w. */
-/* Number of set bits in @w. */
-static inline unsigned int luf_popcount(unsigned long w)
+static inline unsigned int __luf_popcount(unsigned long w)
 {
 	return (unsigned int)__builtin_popcountl(w);
 }
 
-/* Index of the lowest set bit; w must not be 0. */
-static inline unsigned int luf_ffs0(unsigned long w)
+/* Index of the lowest set bit of @w, which must not be 0 (__ffs()). */
+static inline unsigned int __luf_ffs(unsigned long w)
 {
 	return (unsigned int)__builtin_ctzl(w);
 }
 
-/* Assertion of an internal invariant: a bug in luf, never bad input. */
+/*
+ * Export a slow-path function (EXPORT_SYMBOL_*() in the kernel). libluf
+ * exports every non-static function anyway; this only takes the semicolon.
+ */
+#define LUF_EXPORT(sym) struct __luf_export_##sym
+
 #if defined(LUF_DEBUG)
 #include <stdio.h>
 #include <stdlib.h>
-static inline void luf_platform_report(const char *what, const void *obj, const char *file,
-				       int line)
+
+/* Default sink of LUF_DEBUG misuse reports: one line on stderr. */
+static inline void __luf_platform_report(const char *what, const void *obj, const char *file,
+					 int line)
 {
 	fprintf(stderr, "luf: %s: %p at %s:%d\n", what, obj, file, line);
 }
 
+/* An internal invariant broken: a bug in luf, never bad input. */
 #define LUF_BUG_ON(cond)                                                                       \
 	do {                                                                                   \
 		if (luf_unlikely(cond)) {                                                      \

@@ -17,7 +17,7 @@
 
 static unsigned int flushes;
 
-static int count_flush(void *arch, const luf_aulong *cpus, unsigned int nr_cpus,
+static int count_flush(void *arch, const unsigned long *cpus, unsigned int nr_cpus,
 		       const struct luf_range *r)
 {
 	(void)arch, (void)cpus, (void)nr_cpus, (void)r;
@@ -70,8 +70,8 @@ int main(void)
 	void *stats = carve(luf_stats_size(NR_CPUS));
 	struct my_page page = {.id = 42};
 	struct luf_folio *got = NULL;
-	luf_aulong ran_on[1] = {0x3}; /* both CPUs may cache the translation */
-	luf_key_t key;
+	unsigned long ran_on[1] = {0x3}; /* both CPUs may cache the translation */
+	unsigned short key;
 	int ret;
 
 	if (!l || !kt || !pc || !fl || !done || !stats)

@@ -36,7 +36,7 @@ void scenario_f_ugen_wrap(struct scen_result *res)
 {
 	struct luf_sim_config cfg = scen_cfg(4);
 	bool wrapped_with_pend = false;
-	luf_ugen_t start;
+	unsigned long start;
 	struct scen s;
 
 	cfg.nr_frames = 24;
@@ -47,7 +47,7 @@ void scenario_f_ugen_wrap(struct scen_result *res)
 		return;
 	for (unsigned int r = 0; r < 120; r++) {
 		unsigned int p = r % 16, c = r % 4, other = (c + 3) % 4;
-		luf_ugen_t now;
+		unsigned long now;
 
 		for (unsigned int k = 0; k < 3; k++)
 			luf_sim_read(s.sim, (c + k) % 4, 0, p, 0, NULL);

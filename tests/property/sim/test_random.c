@@ -20,7 +20,7 @@
 struct rcfg {
 	char name[64]; /* no pointers: Criterion may run the test in a new process */
 	unsigned int cpus, doms, pages, frames, keys, tlb, threshold, reserve, fail, seeds;
-	luf_ugen_t start;
+	unsigned long start;
 };
 
 static struct rcfg configs[] = {

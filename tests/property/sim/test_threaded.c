@@ -22,7 +22,7 @@
 struct tcfg {
 	const char *name;
 	unsigned int cpus, pages, frames, keys, tlb, threshold, fail, seeds;
-	luf_ugen_t start;
+	unsigned long start;
 };
 
 static const struct tcfg configs[] = {

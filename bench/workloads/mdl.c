@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only OR MIT
 /*
- * bench/models/mdl.c - the engine of mdl.h: four policies on one event
+ * bench/workloads/mdl.c - the engine of mdl.h: four policies on one event
  * stream, luf on a counting backend, and the checker.
  */
 #include <errno.h>
@@ -19,7 +19,7 @@ struct frame {
 };
 
 struct dom {
-	luf_aulong *mask; /* CPUs that ran it */
+	unsigned long *mask; /* CPUs that ran it */
 	struct luf_domain *ldom;
 	uint64_t tick; /* newest removal in it */
 };
@@ -44,7 +44,7 @@ struct mdl {
 	struct dom *dom;
 	struct cpu *cpu;
 	unsigned long *scratch;
-	luf_ugen_t *seen_done; /* S4: luf's done[] at the previous flush */
+	unsigned long *seen_done; /* S4: luf's done[] at the previous flush */
 	unsigned int cur;      /* the CPU luf runs on (for the backend) */
 	struct luf *l;
 	struct luf_done_cpu *ldone;
@@ -138,7 +138,7 @@ static void oracle_flush(struct mdl *m, unsigned int caller)
 
 /* ---- luf's counting backend -------------------------------------- */
 
-static int count_flush(void *arch, const luf_aulong *cpus, unsigned int nr,
+static int count_flush(void *arch, const unsigned long *cpus, unsigned int nr,
 		       const struct luf_range *r)
 {
 	struct mdl *m = arch;
@@ -147,13 +147,13 @@ static int count_flush(void *arch, const luf_aulong *cpus, unsigned int nr,
 	(void)nr;
 	/* S4: done[] never goes back, read at every flush. */
 	for (unsigned int c = 0; c < m->nr_cpus; c++) {
-		luf_ugen_t d = luf_done_read(m->ldone, c);
+		unsigned long d = luf_done_read(m->ldone, c);
 
 		if (luf_ugen_before(d, m->seen_done[c]))
 			m->c[MDL_LUF].viol[MDL_S4]++;
 		m->seen_done[c] = d;
 	}
-	_Static_assert(sizeof(luf_aulong) == sizeof(unsigned long), "mask words");
+	_Static_assert(sizeof(unsigned long) == sizeof(unsigned long), "mask words");
 	memcpy(m->scratch, (const void *)cpus, m->words * sizeof(unsigned long));
 	pol_flush(m, MDL_LUF, m->cur, m->scratch);
 	return 0;
@@ -194,7 +194,7 @@ static int setup_luf(struct mdl *m)
 	    luf_keytab_init(m->kt, m->l, NR_KEYS))
 		return -EINVAL;
 	for (unsigned int d = 0; d < m->cfg.nr_doms; d++) {
-		m->dom[d].mask = zalloc(m, m->words * sizeof(luf_aulong));
+		m->dom[d].mask = zalloc(m, m->words * sizeof(unsigned long));
 		m->dom[d].ldom = zalloc(m, luf_domain_size(n));
 		if (!m->dom[d].mask || !m->dom[d].ldom || luf_domain_init(m->dom[d].ldom, m->l))
 			return -ENOMEM;
@@ -245,7 +245,7 @@ int mdl_create(const struct mdl_config *cfg, struct mdl **out)
 	for (int p = 0; p < MDL_NPOL; p++)
 		m->done[p] = zalloc(m, n * sizeof(uint64_t));
 	m->last_removal = zalloc(m, n * sizeof(uint64_t));
-	m->seen_done = zalloc(m, n * sizeof(luf_ugen_t));
+	m->seen_done = zalloc(m, n * sizeof(unsigned long));
 	m->scratch = zalloc(m, m->words * sizeof(unsigned long));
 	m->fr = zalloc(m, cfg->nr_frames * sizeof(struct frame));
 	m->fmask = zalloc(m, (size_t)cfg->nr_frames * m->words * sizeof(unsigned long));
@@ -380,8 +380,8 @@ void mdl_remove(struct mdl *m, unsigned int cpu, unsigned int frame)
 	note_removal(m, frame);
 	fr->removed_wr = fr->writable;
 	for (unsigned int w = 0; w < m->words; w++) {
-		cp->imm[w] |= luf_load_relaxed(&d->mask[w]);
-		cp->bat[w] |= luf_load_relaxed(&d->mask[w]);
+		cp->imm[w] |= __luf_read_once(&d->mask[w]);
+		cp->bat[w] |= __luf_read_once(&d->mask[w]);
 	}
 	cp->imm_any = cp->bat_any = 1;
 	luf_check(m, luf_unmap(fr->writable ? cp->rw : cp->ro, d->ldom, d->mask, flags));
@@ -404,7 +404,7 @@ void mdl_call_end(struct mdl *m, unsigned int cpu)
 void mdl_batch_end(struct mdl *m, unsigned int cpu)
 {
 	struct cpu *cp = &m->cpu[cpu];
-	luf_key_t key = 0, wkey = 0;
+	unsigned short key = 0, wkey = 0;
 	int any_wr = 0;
 
 	m->events++;
@@ -446,7 +446,7 @@ void mdl_batch_end(struct mdl *m, unsigned int cpu)
 void mdl_wrprotect(struct mdl *m, unsigned int cpu, const unsigned int *frames, unsigned int n)
 {
 	struct cpu *cp = &m->cpu[cpu];
-	luf_key_t key;
+	unsigned short key;
 	int any = 0;
 
 	m->events++;
@@ -459,7 +459,7 @@ void mdl_wrprotect(struct mdl *m, unsigned int cpu, const unsigned int *frames, 
 			continue;
 		note_removal(m, frames[i]);
 		for (unsigned int w = 0; w < m->words; w++)
-			cp->imm[w] |= luf_load_relaxed(&d->mask[w]);
+			cp->imm[w] |= __luf_read_once(&d->mask[w]);
 		cp->imm_any = 1;
 		luf_check(
 		    m, luf_unmap(cp->rw, d->ldom, d->mask, LUF_PTE_ACCESSIBLE | LUF_PTE_WRITABLE));
@@ -513,7 +513,7 @@ void mdl_upgrade(struct mdl *m, unsigned int cpu, unsigned int dom, enum luf_abo
 void mdl_ctx_switch(struct mdl *m, unsigned int cpu)
 {
 	uint64_t t = ++m->tick;
-	luf_ugen_t snap;
+	unsigned long snap;
 
 	m->events++;
 	snap = luf_local_flush_begin(m->l);
@@ -524,19 +524,17 @@ void mdl_ctx_switch(struct mdl *m, unsigned int cpu)
 
 void mdl_result(const struct mdl *m, struct mdl_result *r)
 {
-	unsigned int n = m->nr_cpus;
-
 	memset(r, 0, sizeof(*r));
 	memcpy(r->c, m->c, sizeof(r->c));
-	r->luf_skipped = luf_stats_sum(m->lstats, n, LUF_STAT_FLUSH_SKIPPED) +
-			 luf_stats_sum(m->lstats, n, LUF_STAT_ALLOC_DONE);
-	r->luf_dropped = luf_stats_sum(m->lstats, n, LUF_STAT_DIET_DROPPED);
-	r->luf_deferred = luf_stats_sum(m->lstats, n, LUF_STAT_DEFERRED);
-	r->luf_wr_flush = luf_stats_sum(m->lstats, n, LUF_STAT_WRITABLE_FLUSH);
-	r->luf_alloc_flush = luf_stats_sum(m->lstats, n, LUF_STAT_ALLOC_FLUSH);
+	r->luf_skipped = luf_stats_sum(m->l, LUF_STAT_FLUSH_SKIPPED) +
+			 luf_stats_sum(m->l, LUF_STAT_ALLOC_DONE);
+	r->luf_dropped = luf_stats_sum(m->l, LUF_STAT_DIET_DROPPED);
+	r->luf_deferred = luf_stats_sum(m->l, LUF_STAT_DEFERRED);
+	r->luf_wr_flush = luf_stats_sum(m->l, LUF_STAT_WRITABLE_FLUSH);
+	r->luf_alloc_flush = luf_stats_sum(m->l, LUF_STAT_ALLOC_FLUSH);
 	for (int a = 0; a < LUF_ABORT_NR_CAUSES; a++)
 		r->aborts[a] =
-		    luf_stats_sum(m->lstats, n, (enum luf_stat_item)(LUF_STAT_ABORT + a));
+		    luf_stats_sum(m->l, (enum luf_stat_item)(LUF_STAT_ABORT + a));
 	r->luf_errors = m->errors;
 	r->events = m->events;
 }

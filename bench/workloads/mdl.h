@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only OR MIT
 /*
- * bench/models/mdl.h - the workload-model engine: one event stream, four
+ * bench/workloads/mdl.h - the workload-model engine: one event stream, four
  * TLB-flush policies counted side by side, and a safety checker.
  *
  * A workload (mdl_work.c) runs on N simulated CPUs and speaks only in the

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only OR MIT
 /*
- * luf-models: the workload models of mdl_work.c on 16, 64 and 256
+ * luf-workloads: the workload models of mdl_work.c on 16, 64 and 256
  * simulated CPUs, immediate / batched / luf / oracle counted in one run on
  * the same events, each configuration repeated with --runs seeds.
  *
- * Usage: luf-models [--model NAME|all] [--cpus N[,N...]] [--runs N]
+ * Usage: luf-workloads [--model NAME|all] [--cpus N[,N...]] [--runs N]
  *                   [--steps N] [--seed N] [--ctx N] [--wf N] [--data FILE]
  *   --steps   steps per CPU (default 2000)
  *   --ctx     full local flushes per 1000 steps of a CPU (default 5)
@@ -78,7 +78,7 @@ struct opts {
 
 static int usage(void)
 {
-	fprintf(stderr, "usage: luf-models [--model reclaim|tiering|compaction|jit|alloc|all] "
+	fprintf(stderr, "usage: luf-workloads [--model reclaim|tiering|compaction|jit|alloc|all] "
 			"[--cpus N[,N...]] [--runs N] [--steps N] [--seed N] [--ctx N] [--wf N] "
 			"[--data FILE]\n");
 	return 2;
@@ -160,7 +160,7 @@ static int run_config(const struct opts *o, enum mdl_model m, unsigned int cpus,
 		double a = 0;
 
 		if (ret) {
-			fprintf(stderr, "luf-models: %s on %u CPUs: error %d\n", mdl_model_name(m),
+			fprintf(stderr, "luf-workloads: %s on %u CPUs: error %d\n", mdl_model_name(m),
 				cpus, ret);
 			return ret;
 		}
@@ -229,7 +229,7 @@ int main(int argc, char **argv)
 		perror(o.data);
 		return 2;
 	}
-	printf("<!-- luf-models --runs %u --steps %lu --seed %llu --ctx %u --wf %u -->\n", o.runs,
+	printf("<!-- luf-workloads --runs %u --steps %lu --seed %llu --ctx %u --wf %u -->\n", o.runs,
 	       o.steps, (unsigned long long)o.seed, o.ctx, o.wf);
 	for (int m = 0; m < MDL_NMODELS; m++) {
 		int migr = m == MDL_TIERING || m == MDL_COMPACTION;
@@ -275,6 +275,6 @@ int main(int argc, char **argv)
 		fclose(data);
 	if (bad)
 		fprintf(stderr,
-			"luf-models: SAFETY VIOLATION or luf error (see the last column)\n");
+			"luf-workloads: SAFETY VIOLATION or luf error (see the last column)\n");
 	return bad ? 1 : 0;
 }

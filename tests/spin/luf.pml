@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR MIT */
 /*
- * tests/model/luf.pml - a Promela model of luf's generation protocol.
+ * tests/spin/luf.pml - a Promela model of luf's generation protocol.
  *
- * Checked by tests/model/run with spin: exhaustively for safety (S1, S2,
+ * Checked by tests/spin/run with spin: exhaustively for safety (S1, S2,
  * S4 as assertions), under weak fairness for progress (L1, the ltl claim at
  * the end, compiled with -DLIVENESS), and once per mutant, each of which
  * must produce a counterexample. README.md beside this file says how.

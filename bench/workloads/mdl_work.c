@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only OR MIT
 /*
- * bench/models/mdl_work.c - five workloads on the engine of mdl.h.
+ * bench/workloads/mdl_work.c - five workloads on the engine of mdl.h.
  *
  * Common to all: N CPUs; each step runs on a random CPU; with
  * ctx_permille per mille a step starts with a full local flush of that CPU

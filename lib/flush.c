@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: GPL-2.0-only OR MIT
+/*
+ * lib/flush.c - the slow paths of luf/flush.h and luf/stats.h: setting up
+ * an instance, the flush protocol, outside flushes, the statistics sums.
+ *
+ * The same file builds libluf in user space and, vendored, lib/luf in a
+ * kernel tree: it includes nothing but the luf headers.
+ */
+#include <luf/luf.h>
+
+int luf_init(struct luf *l, const struct luf_arch_ops *ops, void *arch,
+	     struct luf_done_cpu LUF_PERCPU *done, struct luf_stats_cpu LUF_PERCPU *stats,
+	     unsigned long start)
+{
+	unsigned int nr;
+
+	if (!l || !ops || !ops->flush || !ops->nr_cpu_ids || !ops->this_cpu || !done || !stats)
+		return -EINVAL;
+	if (__luf_live(l))
+		return -EBUSY;
+	if (!__luf_cacheline_aligned(l) || !__luf_percpu_aligned(done) ||
+	    !__luf_percpu_aligned(stats))
+		return -EINVAL;
+	nr = ops->nr_cpu_ids(arch);
+	if (!nr || nr > LUF_MAX_CPUS)
+		return -EINVAL;
+	__luf_ugen_src_init(&l->ugen, start);
+	l->ops = ops;
+	l->arch = arch;
+	l->nr_cpus = nr;
+	l->done = done;
+	l->stats = stats;
+	l->report = NULL;
+	__luf_done_init(done, nr, start);
+	__luf_stats_init(stats, nr);
+	l->magic = __luf_magic(l, __LUF_MAGIC_LUF);
+	return 0;
+}
+LUF_EXPORT(luf_init);
+
+int luf_fini(struct luf *l)
+{
+	if (!__luf_live(l))
+		return -EINVAL;
+	l->magic = 0;
+	return 0;
+}
+LUF_EXPORT(luf_fini);
+
+int luf_flush_batch(struct luf *l, unsigned int cpu, struct luf_batch *b)
+{
+	unsigned int dropped;
+	unsigned long snap;
+	int ret;
+
+	if (!__luf_live(l) || !b || cpu >= l->nr_cpus || b->nr_cpus != l->nr_cpus)
+		return -EINVAL;
+	dropped = luf_batch_diet(b, l->done);
+	if (dropped)
+		__luf_stat_add(l->stats, cpu, LUF_STAT_DIET_DROPPED, (long)dropped);
+	if (luf_batch_empty(b)) {
+		__luf_stat_inc(l->stats, cpu, LUF_STAT_FLUSH_SKIPPED);
+		return 0;
+	}
+	snap = __luf_ugen_new(&l->ugen);
+#if defined(LUF_MUTANT_MARK_BEFORE_FLUSH)
+	/* Mutant: marks done before the flush has returned (breaks S1). */
+	__luf_done_mark(l->done, b->cpus, b->nr_cpus, snap);
+#endif
+	ret = l->ops->flush(l->arch, b->cpus, b->nr_cpus, NULL);
+	if (ret) {
+		__luf_stat_inc(l->stats, cpu, LUF_STAT_FLUSH_FAILED);
+		return ret < 0 ? ret : -EIO;
+	}
+	__luf_stat_add(l->stats, cpu, LUF_STAT_CAS_RETRY,
+		       (long)__luf_done_mark(l->done, b->cpus, b->nr_cpus, snap));
+	if (luf_cpumask_weight(b->cpus, b->nr_cpus) == 1 &&
+	    luf_cpumask_test_cpu(b->cpus, b->nr_cpus, cpu))
+		__luf_stat_inc(l->stats, cpu, LUF_STAT_LOCAL_FLUSH);
+	else
+		__luf_stat_inc(l->stats, cpu, LUF_STAT_REMOTE_FLUSH);
+	luf_batch_clear(b);
+	return 1;
+}
+LUF_EXPORT(luf_flush_batch);
+
+unsigned long luf_local_flush_begin(struct luf *l)
+{
+	return __luf_live(l) ? __luf_ugen_new(&l->ugen) : 0;
+}
+LUF_EXPORT(luf_local_flush_begin);
+
+int luf_local_flush_end(struct luf *l, unsigned int cpu, unsigned long snap)
+{
+	if (!__luf_live(l) || cpu >= l->nr_cpus || !snap ||
+	    luf_ugen_before(luf_ugen_current(&l->ugen), snap))
+		return -EINVAL;
+	__luf_stat_add(l->stats, cpu, LUF_STAT_CAS_RETRY,
+		       (long)__luf_done_mark_cpu(l->done, cpu, snap));
+	return 0;
+}
+LUF_EXPORT(luf_local_flush_end);
+
+unsigned long luf_flush_received(const struct luf *l, unsigned int cpu)
+{
+	if (!__luf_live(l) || cpu >= l->nr_cpus)
+		return 0;
+	return __luf_read_once(&__luf_per_cpu(l->done, cpu)->received);
+}
+LUF_EXPORT(luf_flush_received);
+
+void luf_set_report(struct luf *l, luf_report_fn *fn)
+{
+	if (__luf_live(l))
+		l->report = fn;
+}
+LUF_EXPORT(luf_set_report);
+
+long luf_stats_sum(const struct luf *l, enum luf_stat_item item)
+{
+	unsigned long sum = 0;
+	unsigned int c;
+
+	if (!__luf_live(l) || (unsigned int)item >= LUF_STAT_NR_ITEMS)
+		return 0;
+	__luf_for_each_possible_cpu(c, l->nr_cpus)
+		sum += __luf_read_once(&__luf_per_cpu(l->stats, c)->v[item]);
+	return (long)sum;
+}
+LUF_EXPORT(luf_stats_sum);
+
+long luf_stats_read(const struct luf *l, unsigned int cpu, enum luf_stat_item item)
+{
+	if (!__luf_live(l) || cpu >= l->nr_cpus || (unsigned int)item >= LUF_STAT_NR_ITEMS)
+		return 0;
+	return (long)__luf_read_once(&__luf_per_cpu(l->stats, cpu)->v[item]);
+}
+LUF_EXPORT(luf_stats_read);
+
+long luf_stats_nr_pend(const struct luf *l)
+{
+	return luf_stats_sum(l, LUF_STAT_FREE_PEND) - luf_stats_sum(l, LUF_STAT_PEND_RELEASED);
+}
+LUF_EXPORT(luf_stats_nr_pend);
+
+long luf_stats_nr_clean(const struct luf *l)
+{
+	return luf_stats_sum(l, LUF_STAT_FREE_CLEAN) + luf_stats_sum(l, LUF_STAT_PEND_RELEASED) -
+	       luf_stats_sum(l, LUF_STAT_ALLOC_CLEAN);
+}
+LUF_EXPORT(luf_stats_nr_clean);

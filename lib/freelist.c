@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: GPL-2.0-only OR MIT
+/*
+ * lib/freelist.c - the deferred free list's slow paths: set-up, end, and
+ * moving the pend folios to clean (luf/freelist.h).
+ */
+#include <luf/luf.h>
+
+int luf_freelist_init(struct luf_freelist *fl, struct luf *l, struct luf_keytab *kt,
+		      unsigned long reserve)
+{
+	if (!fl || !__luf_live(l) || !__luf_keytab_live(kt) || kt->luf != l)
+		return -EINVAL;
+	if (__luf_freelist_live(fl))
+		return -EBUSY;
+	fl->luf = l;
+	fl->kt = kt;
+	fl->clean = NULL;
+	fl->pend = NULL;
+	fl->pend_tail = &fl->pend;
+	fl->nr_clean = 0;
+	fl->nr_pend = 0;
+	fl->reserve = reserve;
+	fl->pend_set = (struct luf_batch *)(uintptr_t)(fl + 1);
+	fl->cache_key = 0;
+	fl->cache_seq = 0;
+	fl->cache_done = false;
+	luf_batch_init(fl->pend_set, l->nr_cpus);
+	fl->magic = __luf_magic(fl, __LUF_MAGIC_FREELIST);
+	return 0;
+}
+LUF_EXPORT(luf_freelist_init);
+
+int luf_freelist_fini(struct luf_freelist *fl)
+{
+	if (!__luf_freelist_live(fl))
+		return -EINVAL;
+	if (fl->nr_clean || fl->nr_pend)
+		return -EBUSY;
+	fl->magic = 0;
+	return 0;
+}
+LUF_EXPORT(luf_freelist_fini);
+
+/* Splice every pend folio onto the front of the clean list: their sets are done. */
+static void luf_freelist_release_pend(struct luf_freelist *fl, struct luf_pcpu *pc)
+{
+	struct luf_folio *f;
+
+	for (f = fl->pend; f; f = f->next)
+		f->state = LUF_FOLIO_CLEAN;
+	*fl->pend_tail = fl->clean;
+	fl->clean = fl->pend;
+	fl->nr_clean += fl->nr_pend;
+	__luf_stat_add(pc->luf->stats, pc->cpu, LUF_STAT_PEND_RELEASED, (long)fl->nr_pend);
+	fl->pend = NULL;
+	fl->pend_tail = &fl->pend;
+	fl->nr_pend = 0;
+	luf_batch_clear(fl->pend_set);
+	fl->cache_key = 0;
+}
+
+int luf_freelist_refill(struct luf_freelist *fl, struct luf_pcpu *pc, unsigned int flags)
+{
+	int ret;
+
+	if (!__luf_freelist_fits(fl, pc) || (flags & ~LUF_ALLOC_MAY_FLUSH))
+		return -EINVAL;
+	if (!fl->nr_pend)
+		return 0;
+	if (luf_batch_check_done(fl->pend_set, fl->luf->done)) {
+		__luf_stat_inc(pc->luf->stats, pc->cpu, LUF_STAT_ALLOC_DONE);
+	} else {
+		if (!(flags & LUF_ALLOC_MAY_FLUSH))
+			return -EAGAIN;
+		ret = luf_flush_batch(fl->luf, pc->cpu, fl->pend_set);
+		if (ret < 0)
+			return ret;
+		/* Diet may have found it done since the check: count what happened. */
+		__luf_stat_inc(pc->luf->stats, pc->cpu,
+			       ret ? LUF_STAT_ALLOC_FLUSH : LUF_STAT_ALLOC_DONE);
+	}
+	luf_freelist_release_pend(fl, pc);
+	return 1;
+}
+LUF_EXPORT(luf_freelist_refill);

@@ -1,0 +1,33 @@
+// SPDX-License-Identifier: GPL-2.0-only OR MIT
+/*
+ * lib/keytab.c - setting up and ending a key table (luf/keytab.h).
+ */
+#include <luf/luf.h>
+
+int luf_keytab_init(struct luf_keytab *kt, struct luf *l, unsigned int nr_keys)
+{
+	if (!kt || !__luf_cacheline_aligned(kt) || !__luf_live(l) || nr_keys < 2 ||
+	    nr_keys > LUF_KEYTAB_MAX_KEYS)
+		return -EINVAL;
+	if (__luf_keytab_live(kt))
+		return -EBUSY;
+	__luf_write_once(&kt->next, 0);
+	kt->nr_keys = nr_keys;
+	kt->nr_cpus = l->nr_cpus;
+	kt->stride = __luf_keytab_stride(l->nr_cpus);
+	kt->luf = l;
+	for (unsigned int k = 0; k < nr_keys; k++)
+		__luf_shared_init(__luf_keytab_entry(kt, k), l->nr_cpus);
+	kt->magic = __luf_magic(kt, __LUF_MAGIC_KEYTAB);
+	return 0;
+}
+LUF_EXPORT(luf_keytab_init);
+
+int luf_keytab_fini(struct luf_keytab *kt)
+{
+	if (!__luf_keytab_live(kt))
+		return -EINVAL;
+	kt->magic = 0;
+	return 0;
+}
+LUF_EXPORT(luf_keytab_fini);
