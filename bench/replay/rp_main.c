@@ -137,6 +137,32 @@ static void progress(const struct opts *o, const char *path, unsigned long long 
 		lines, (double)lines / (now() - t0) / 1e6, tty && !last ? "" : "\n");
 }
 
+/* How pids without a clone record were placed (rp_model.c, task_get()). */
+static void warn_tasks(const char *path, const struct rp_stats *st)
+{
+	static const char recapture[] =
+	    "re-capture with `strace -f -tt -e trace=memory,process -o TRACE cmd`";
+
+	if (st->unparented && !st->proc_events)
+		fprintf(stderr,
+			"luf-replay: %s: warning: no process events (clone, fork, vfork, execve, "
+			"exit_group) in the trace: its %llu pids were read as %llu separate "
+			"processes, one address space each, as threads cannot be told from "
+			"processes; %s\n",
+			path, st->tasks, st->tasks, recapture);
+	else if (st->unparented)
+		fprintf(stderr,
+			"luf-replay: %s: warning: %llu pids appeared before the first process "
+			"event and were read as separate processes; %s\n",
+			path, st->unparented, recapture);
+	if (st->orphans)
+		fprintf(stderr,
+			"luf-replay: %s: warning: pids without a clone record: %llu, read as "
+			"threads of the first process (running before strace attached, as with "
+			"strace -p)\n",
+			path, st->orphans);
+}
+
 /*
  * Replay the trace in @file ("-": standard input), called @path in messages
  * and results, into @r. Return: 0, 1 (bad input), 4 (out of memory).
@@ -217,11 +243,7 @@ static int replay(const struct opts *o, const char *file, const char *path, stru
 		if (r->skipped)
 			fprintf(stderr, "luf-replay: %s: skipped %llu malformed lines\n", path,
 				r->skipped);
-		if (m.st.orphans && !m.st.clones)
-			fprintf(stderr,
-				"luf-replay: %s: warning: no clone/fork records: "
-				"%llu tasks read as threads of one address space\n",
-				path, m.st.tasks);
+		warn_tasks(path, &m.st);
 		if (r->in_flight)
 			fprintf(stderr, "luf-replay: %s: warning: %lu calls cut off unfinished\n",
 				path, r->in_flight);

@@ -6,7 +6,7 @@
 #   0 success, 1 bad input, 2 usage, 3 safety violation, 4 out of memory,
 #   5 the chart could not be drawn (the table was printed first).
 # Usage: cmake -DEXE=luf-replay -DDIR=scratch-dir -DTRACE=good.gz -DCASE=name -P check_cli.cmake
-# Cases: overflow empty directory option help stdin png_missing png_fails png
+# Cases: overflow empty directory option help stdin png_missing png_fails png no_process
 file(REMOVE_RECURSE ${DIR})
 file(MAKE_DIRECTORY ${DIR})
 
@@ -155,6 +155,45 @@ elseif(CASE STREQUAL "png")
   file(SIZE "${DIR}/it's.png" size)
   if(size LESS 1000)
     message(FATAL_ERROR "the chart ${DIR}/it's.png has ${size} bytes")
+  endif()
+elseif(CASE STREQUAL "no_process")
+  # 20 single-threaded processes traced without the process class
+  # (strace -f -e trace=memory): no clone/fork/execve/exit_group lines.
+  # Read as 20 separate processes (not threads of one address space), all
+  # flushes local, and a warning that says to re-capture.
+  set(t "")
+  foreach(round 1 2 3)
+    foreach(pid RANGE 100 119)
+      set(t "${t}${pid} 00:00:00.000001 ${mmap}\n")
+      set(t "${t}${pid} 00:00:00.000002 munmap(0x7f0000000000, 8192) = 0\n")
+    endforeach()
+  endforeach()
+  foreach(pid RANGE 100 119)
+    set(t "${t}${pid} 00:00:00.000003 +++ exited with 0 +++\n") # printed without -e process
+  endforeach()
+  file(WRITE ${DIR}/memonly.strace "${t}")
+  run(0 "" ARGS --json ${DIR}/memonly.strace)
+  string(JSON mms GET "${out}" address_spaces)
+  string(JSON remote GET "${out}" policies immediate nr_tlb_remote_flush)
+  if(NOT mms EQUAL 20 OR NOT remote EQUAL 0)
+    message(FATAL_ERROR "20 processes read as ${mms} address spaces, ${remote} remote flushes "
+                        "(expected 20 and 0):\n${out}")
+  endif()
+  foreach(want "memonly\\.strace: warning: no process events" "20 pids"
+          "separate processes" "re-capture with .strace -f -tt -e trace=memory,process")
+    if(NOT err MATCHES "${want}")
+      message(FATAL_ERROR "the warning lacks '${want}':\n${err}")
+    endif()
+  endforeach()
+  # with process events, an unknown pid is still a thread (strace -p of threads)
+  file(WRITE ${DIR}/threads.strace
+    "10 00:00:00.000001 execve(\"/bin/x\", [\"x\"], 0x1 /* 1 var */) = 0\n"
+    "10 00:00:00.000002 ${mmap}\n11 00:00:00.000003 munmap(0x7f0000000000, 8192) = 0\n")
+  run(0 "" ARGS --json ${DIR}/threads.strace)
+  string(JSON remote GET "${out}" policies immediate nr_tlb_remote_flush)
+  if(NOT remote EQUAL 1 OR NOT err MATCHES "pids without a clone record: 1, read as threads")
+    message(FATAL_ERROR "a pid attached without a clone record: ${remote} remote flushes "
+                        "(expected 1: a thread of pid 10):\n${out}${err}")
   endif()
 else()
   message(FATAL_ERROR "unknown CASE '${CASE}'")
