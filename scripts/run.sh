@@ -3,12 +3,33 @@
 # The main job: build luf, run the demo (shootdowns saved on a reclaim
 # workload, immediate vs batched vs luf), then replay the bundled strace
 # traces of real programs under immediate, batched, luf and oracle policies
-# and draw the chart. Extra arguments go to luf-demo.
+# and draw the chart.
+# Usage: scripts/run.sh [luf-demo options]   (scripts/run.sh --help lists them)
+# Extra arguments go to luf-demo; a bad one stops the run before the replay
+# with luf-demo's message and its exit status (2). Otherwise the exit status
+# is luf-demo's or luf-replay's (see luf-replay --help). LUF_RUN_BUILD: the
+# build directory (default build/run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+build=${LUF_RUN_BUILD:-build/run}
 scripts/deps.sh run
-cmake -S . -B build/run -DCMAKE_BUILD_TYPE=Release -DLUF_BUILD_TESTS=OFF -DLUF_BUILD_BENCH=ON >/dev/null
-cmake --build build/run -j"$(nproc)" --target luf-demo luf-replay >/dev/null
-build/run/examples/demo/luf-demo "$@"
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+if ! { cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DLUF_BUILD_TESTS=OFF -DLUF_BUILD_BENCH=ON &&
+	cmake --build "$build" -j"$(nproc)" --target luf-demo luf-replay; } >"$log" 2>&1; then
+	tail -n 40 "$log" >&2
+	echo "scripts/run.sh: the build in $build failed" >&2
+	exit 1
+fi
+for a in "$@"; do
+	case $a in
+	-h | --help)
+		echo "usage: scripts/run.sh [luf-demo options]: the demo, then luf-replay on bench/traces"
+		"$build/examples/demo/luf-demo" --help
+		exit 0
+		;;
+	esac
+done
+"$build/examples/demo/luf-demo" "$@"
 echo
-build/run/bench/replay/luf-replay --png build/run/shootdowns.png bench/traces/*.strace.gz
+"$build/bench/replay/luf-replay" --png "$build/shootdowns.png" bench/traces/*.strace.gz

@@ -6,10 +6,9 @@
  * with vmstat counter names, checking S1-S4 on every policy.
  *
  * Usage: luf-replay [--cpus N] [--json] [--png FILE] [--lenient] [--stats]
- *                   [--quiet] TRACE...
+ *                   [--quiet] TRACE...   ("-": standard input)
  * Capture: strace -f -tt -e trace=memory,process -o TRACE program args
- * (plain or gzip'd). Exit: 0; 1 a malformed line (without --lenient) or a
- * corrupt file; 2 usage; 3 a safety violation by a policy.
+ * (plain or gzip'd). Exit status: see usage() below.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
@@ -37,20 +36,94 @@ static double now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static void usage(FILE *f)
+/* Exit status (documented in usage() and bench/replay/README.md). */
+enum {
+	RP_EXIT_OK = 0,
+	RP_EXIT_INPUT = 1, /* bad input: the message names the file (and line) */
+	RP_EXIT_USAGE = 2,
+	RP_EXIT_UNSAFE = 3, /* a policy broke S1-S4 */
+	RP_EXIT_NOMEM = 4,
+	RP_EXIT_CHART = 5, /* --png failed; the results were printed first */
+};
+
+#define USAGE_LINE                                                                            \
+	"usage: luf-replay [--cpus N] [--json] [--png FILE] [--lenient] [--stats] [--quiet] " \
+	"TRACE...\n"
+
+static void usage(void)
 {
-	fprintf(f,
-		"usage: luf-replay [--cpus N] [--json] [--png FILE] [--lenient] [--stats] "
-		"[--quiet] TRACE...\n"
-		"  TRACE: output of `strace -f -tt -e trace=memory,process -o TRACE cmd`"
-		" (plain or .gz)\n"
-		"  --cpus N   simulated CPUs, 1..%u (default 16)\n"
-		"  --json     machine-readable results on stdout instead of the table\n"
-		"  --png FILE bar chart of nr_tlb_remote_flush per policy (gnuplot)\n"
-		"  --lenient  skip malformed lines (counted) instead of stopping\n"
-		"  --stats    speed and model counters\n"
-		"  --quiet    no warnings or progress\n",
-		RP_MAX_CPUS);
+	printf(USAGE_LINE
+	       "Replays the memory-map history of programs under the immediate, batched, luf\n"
+	       "and oracle flush policies and prints the TLB shootdowns each one needs.\n"
+	       "  TRACE      output of `strace -f -tt -e trace=memory,process -o TRACE cmd`,\n"
+	       "             plain or gzip'd; '-' reads standard input\n"
+	       "  --cpus N   simulated CPUs, 1..%u (default 16)\n"
+	       "  --json     machine-readable results on stdout instead of the table\n"
+	       "  --png FILE bar chart of nr_tlb_remote_flush per policy (gnuplot on the PATH)\n"
+	       "  --lenient  skip malformed lines (counted) instead of stopping\n"
+	       "  --stats    speed and model counters\n"
+	       "  --quiet    no warnings or progress\n"
+	       "  --help     this text; options may follow the traces, '--' ends them\n"
+	       "Exit status:\n"
+	       "  0  success\n"
+	       "  1  bad input: a malformed line or a number over 64 bits (FILE:LINE says\n"
+	       "     what was expected), a trace with no events, a missing, unreadable,\n"
+	       "     corrupt or truncated file, a directory (the traces before it are\n"
+	       "     reported); or the results could not be written\n"
+	       "  2  usage: an unknown option, a missing or bad value, no TRACE\n"
+	       "  3  a safety violation by a policy (SAFETY VIOLATION in the table)\n"
+	       "  4  out of memory\n"
+	       "  5  the chart could not be drawn (no gnuplot on the PATH, or it failed);\n"
+	       "     the results were printed first (a worse status above wins)\n",
+	       RP_MAX_CPUS);
+}
+
+static int bad_usage(const char *fmt, const char *what)
+{
+	fprintf(stderr, "luf-replay: ");
+	fprintf(stderr, fmt, what);
+	fprintf(stderr, " (see luf-replay --help)\n");
+	return RP_EXIT_USAGE;
+}
+
+/* @a is option @name, alone or as "@name=VALUE". */
+static int is_opt(const char *a, const char *name)
+{
+	size_t n = strlen(name);
+
+	return !strncmp(a, name, n) && (!a[n] || a[n] == '=');
+}
+
+/*
+ * The value of option @name given as "@name VALUE" or "@name=VALUE" at
+ * argv[*@i] (*@i moves past it); NULL if @a is not @name, or has no value.
+ */
+static const char *opt_value(const char *a, const char *name, int argc, char **argv, int *i)
+{
+	size_t n = strlen(name);
+
+	if (!is_opt(a, name))
+		return NULL;
+	if (a[n] == '=')
+		return a[n + 1] ? a + n + 1 : NULL;
+	return *i + 1 < argc ? argv[++*i] : NULL;
+}
+
+/* --cpus: decimal digits only, 1..RP_MAX_CPUS (no sign, no wrap-around). */
+static int parse_cpus(const char *s, unsigned int *out)
+{
+	unsigned long v = 0;
+	const char *d = s;
+
+	for (; *s >= '0' && *s <= '9'; s++) {
+		v = v * 10 + (unsigned long)(*s - '0');
+		if (v > RP_MAX_CPUS)
+			return -1;
+	}
+	if (s == d || *s || !v)
+		return -1;
+	*out = (unsigned int)v;
+	return 0;
 }
 
 static void progress(const struct opts *o, const char *path, unsigned long long lines, double t0,
@@ -64,10 +137,39 @@ static void progress(const struct opts *o, const char *path, unsigned long long 
 		lines, (double)lines / (now() - t0) / 1e6, tty && !last ? "" : "\n");
 }
 
-/* Replay one trace into @r. Return: 0, 1 (bad input), 4 (out of memory). */
-static int replay(const struct opts *o, const char *path, struct rp_result *r)
+/* How pids without a clone record were placed (rp_model.c, task_get()). */
+static void warn_tasks(const char *path, const struct rp_stats *st)
 {
-	struct rp_reader *rd = rp_reader_open(path);
+	static const char recapture[] =
+	    "re-capture with `strace -f -tt -e trace=memory,process -o TRACE cmd`";
+
+	if (st->unparented && !st->proc_events)
+		fprintf(stderr,
+			"luf-replay: %s: warning: no process events (clone, fork, vfork, execve, "
+			"exit_group) in the trace: its %llu pids were read as %llu separate "
+			"processes, one address space each, as threads cannot be told from "
+			"processes; %s\n",
+			path, st->tasks, st->tasks, recapture);
+	else if (st->unparented)
+		fprintf(stderr,
+			"luf-replay: %s: warning: %llu pids appeared before the first process "
+			"event and were read as separate processes; %s\n",
+			path, st->unparented, recapture);
+	if (st->orphans)
+		fprintf(stderr,
+			"luf-replay: %s: warning: pids without a clone record: %llu, read as "
+			"threads of the first process (running before strace attached, as with "
+			"strace -p)\n",
+			path, st->orphans);
+}
+
+/*
+ * Replay the trace in @file ("-": standard input), called @path in messages
+ * and results, into @r. Return: 0, 1 (bad input), 4 (out of memory).
+ */
+static int replay(const struct opts *o, const char *file, const char *path, struct rp_result *r)
+{
+	struct rp_reader *rd = rp_reader_open(file);
 	struct rp_parser *p = rp_parser_new();
 	struct rp_model m;
 	struct rp_event ev;
@@ -80,15 +182,16 @@ static int replay(const struct opts *o, const char *path, struct rp_result *r)
 	r->path = path;
 	r->nr_cpus = o->cpus;
 	if (!rd) {
-		fprintf(stderr, "luf-replay: %s: %s\n", path, strerror(errno));
+		fprintf(stderr, "luf-replay: %s: %s\n", path,
+			errno == EISDIR ? "is a directory, not a trace" : strerror(errno));
 		rp_parser_free(p);
-		return 1;
+		return RP_EXIT_INPUT;
 	}
 	if (!p || rp_model_init(&m, o->cpus)) {
 		fprintf(stderr, "luf-replay: out of memory\n");
 		rp_reader_close(rd);
 		rp_parser_free(p);
-		return 4;
+		return RP_EXIT_NOMEM;
 	}
 	while ((n = rp_reader_next(rd, &line, &len)) == 1) {
 		m.st.lines++;
@@ -98,7 +201,7 @@ static int replay(const struct opts *o, const char *path, struct rp_result *r)
 			if (!o->lenient) {
 				fprintf(stderr, "luf-replay: %s:%lu: %s\n", path,
 					rp_reader_lineno(rd), err);
-				ret = 1;
+				ret = RP_EXIT_INPUT;
 				break;
 			}
 			r->skipped++;
@@ -109,7 +212,7 @@ static int replay(const struct opts *o, const char *path, struct rp_result *r)
 		if (rp_model_event(&m, &ev)) {
 			fprintf(stderr, "luf-replay: %s:%lu: out of memory\n", path,
 				rp_reader_lineno(rd));
-			ret = 4;
+			ret = RP_EXIT_NOMEM;
 			break;
 		}
 	}
@@ -118,7 +221,7 @@ static int replay(const struct opts *o, const char *path, struct rp_result *r)
 			rp_reader_lineno(rd), rp_reader_error(rd),
 			o->lenient ? " (replayed what was read)" : "");
 		if (!o->lenient)
-			ret = 1;
+			ret = RP_EXIT_INPUT;
 	}
 	rp_model_finish(&m);
 	r->seconds = now() - t0;
@@ -128,15 +231,19 @@ static int replay(const struct opts *o, const char *path, struct rp_result *r)
 	r->st = m.st;
 	for (int i = 0; i < RP_NPOL; i++)
 		r->c[i] = m.pol[i].c;
+	if (!ret && !m.st.events) {
+		/* nothing to replay: an all-zero table would look like a result */
+		fprintf(stderr,
+			"luf-replay: %s: no events (%llu lines, %llu malformed lines skipped): "
+			"expected the output of `strace -f -tt -e trace=memory,process`\n",
+			path, m.st.lines, r->skipped);
+		ret = RP_EXIT_INPUT;
+	}
 	if (!o->quiet && !ret) {
 		if (r->skipped)
 			fprintf(stderr, "luf-replay: %s: skipped %llu malformed lines\n", path,
 				r->skipped);
-		if (m.st.orphans && !m.st.clones)
-			fprintf(stderr,
-				"luf-replay: %s: warning: no clone/fork records: "
-				"%llu tasks read as threads of one address space\n",
-				path, m.st.tasks);
+		warn_tasks(path, &m.st);
 		if (r->in_flight)
 			fprintf(stderr, "luf-replay: %s: warning: %lu calls cut off unfinished\n",
 				path, r->in_flight);
@@ -151,48 +258,53 @@ int main(int argc, char **argv)
 {
 	struct opts o = {.cpus = 16};
 	struct rp_result *res;
-	int i, n = 0, ret = 0;
+	char **traces = argv + 1; /* the traces, gathered in argv itself */
+	int i, n = 0, nt = 0, ret = 0, dashdash = 0;
 
-	for (i = 1; i < argc && argv[i][0] == '-' && argv[i][1]; i++) {
-		if (!strcmp(argv[i], "--cpus") && i + 1 < argc) {
-			char *e;
-			unsigned long v = strtoul(argv[++i], &e, 10);
+	/* Options anywhere before "--"; "-" alone is a trace (standard input). */
+	for (i = 1; i < argc; i++) {
+		char *a = argv[i];
+		const char *val;
 
-			if (*e || !v || v > RP_MAX_CPUS) {
-				fprintf(stderr, "luf-replay: --cpus wants 1..%u\n", RP_MAX_CPUS);
-				return 2;
+		if (dashdash || a[0] != '-' || !a[1]) {
+			traces[nt++] = a; /* nt < i: never overwrites what is still to read */
+		} else if (!strcmp(a, "--")) {
+			dashdash = 1;
+		} else if ((val = opt_value(a, "--cpus", argc, argv, &i))) {
+			if (parse_cpus(val, &o.cpus)) {
+				fprintf(stderr, "luf-replay: --cpus wants 1..%u, not '%s'\n",
+					RP_MAX_CPUS, val);
+				return RP_EXIT_USAGE;
 			}
-			o.cpus = (unsigned int)v;
-		} else if (!strcmp(argv[i], "--json")) {
+		} else if ((val = opt_value(a, "--png", argc, argv, &i))) {
+			o.png = val;
+		} else if (!strcmp(a, "--json")) {
 			o.json = 1;
-		} else if (!strcmp(argv[i], "--png") && i + 1 < argc) {
-			o.png = argv[++i];
-		} else if (!strcmp(argv[i], "--lenient")) {
+		} else if (!strcmp(a, "--lenient")) {
 			o.lenient = 1;
-		} else if (!strcmp(argv[i], "--stats")) {
+		} else if (!strcmp(a, "--stats")) {
 			o.stats = 1;
-		} else if (!strcmp(argv[i], "--quiet")) {
+		} else if (!strcmp(a, "--quiet")) {
 			o.quiet = 1;
-		} else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			usage(stdout);
-			return 0;
-		} else if (!strcmp(argv[i], "--")) {
-			i++;
-			break;
+		} else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			usage();
+			return RP_EXIT_OK;
+		} else if (is_opt(a, "--cpus") || is_opt(a, "--png")) {
+			return bad_usage("%s needs a value", a);
 		} else {
-			usage(stderr);
-			return 2;
+			return bad_usage("unknown option '%s'", a);
 		}
 	}
-	if (i == argc) {
-		usage(stderr);
-		return 2;
+	if (!nt) {
+		fputs(USAGE_LINE, stderr);
+		return bad_usage("%s", "no TRACE given");
 	}
-	res = calloc((size_t)(argc - i), sizeof(*res));
+	res = calloc((size_t)nt, sizeof(*res));
 	if (!res)
-		return 4;
-	for (; i < argc; i++) {
-		int r = replay(&o, argv[i], &res[n]);
+		return RP_EXIT_NOMEM;
+	for (i = 0; i < nt; i++) {
+		const char *path = strcmp(traces[i], "-") ? traces[i] : "<stdin>";
+		int r = replay(&o, traces[i], path, &res[n]);
 
 		if (r) {
 			ret = r;
@@ -207,22 +319,30 @@ int main(int argc, char **argv)
 		}
 		for (int p = 0; p < RP_NPOL; p++)
 			if (rp_violations(&res[n], (enum rp_pol_id)p))
-				ret = 3;
+				ret = RP_EXIT_UNSAFE;
 		n++;
 	}
 	if (o.json && n)
 		rp_print_json(stdout, res, n);
 	if (o.png && n) {
-		if (rp_write_png(o.png, res, n)) {
-			fprintf(stderr, "luf-replay: could not write %s with gnuplot\n", o.png);
+		char why[160];
+
+		fflush(stdout); /* the results first, whatever becomes of the chart */
+		if (rp_write_png(o.png, res, n, why, sizeof(why))) {
+			fprintf(stderr, "luf-replay: %s: %s\n", o.png, why);
 			if (!ret)
-				ret = 1;
+				ret = RP_EXIT_CHART;
 		} else if (!o.json) {
 			printf("chart: %s\n", o.png);
 		}
 	}
-	if (ret == 3)
+	if (ret == RP_EXIT_UNSAFE)
 		fprintf(stderr, "luf-replay: SAFETY VIOLATION (see the table)\n");
+	if (fflush(stdout) || ferror(stdout)) {
+		fprintf(stderr, "luf-replay: could not write the results: %s\n", strerror(errno));
+		if (!ret || ret == RP_EXIT_CHART)
+			ret = RP_EXIT_INPUT;
+	}
 	free(res);
 	return ret;
 }

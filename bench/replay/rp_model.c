@@ -8,8 +8,16 @@
  * one without copies the parent's mappings into a new one (fork); execve
  * gives the task a fresh one. A pid seen before any call created it is the
  * child of a clone-family call still in flight ("<unfinished ...>") if
- * there is one, else it joins the first task's address space (a trace
- * without clone records is read as one address space).
+ * there is one. Else it depends on whether the trace has shown process
+ * events (clone, fork, vfork, execve, exit, exit_group calls) so far:
+ *   - none: it was captured without `-e trace=process`, so nothing tells
+ *     a thread from a process; the pid is read as a separate process with
+ *     its own address space (reading 20 processes as threads of one would
+ *     invent remote flushes), counted in st.unparented and warned about;
+ *   - some: the pid was already running when strace attached (`strace -p`
+ *     of a threaded process): a thread of the first task (st.orphans).
+ * The "+++ exited +++" lines are not process events: strace prints them
+ * whatever -e trace says.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -195,10 +203,12 @@ static struct rp_task *task_get(struct rp_model *m, long pid)
 		p->clone_child = pid;
 		return task_child(m, p, pid, p->clone_flags);
 	}
-	if (m->root) { /* no clone record for it: a thread of the first task */
+	if (m->root && m->st.proc_events) { /* attached: a thread of the first task */
 		m->st.orphans++;
 		return task_new(m, pid, m->root->mm);
 	}
+	if (m->st.tasks && !m->st.proc_events) /* no process events yet: a process */
+		m->st.unparented++;
 	mm = mm_new(m);
 	if (!mm)
 		return NULL;
@@ -394,6 +404,24 @@ static int do_call(struct rp_model *m, struct rp_task *t, const struct rp_event 
 	}
 }
 
+/* A call of strace's process class: its presence tells threads from processes. */
+static int process_call(enum rp_sys sys)
+{
+	switch (sys) {
+	case RP_SYS_CLONE:
+	case RP_SYS_CLONE3:
+	case RP_SYS_FORK:
+	case RP_SYS_VFORK:
+	case RP_SYS_EXECVE:
+	case RP_SYS_EXECVEAT:
+	case RP_SYS_EXIT:
+	case RP_SYS_EXIT_GROUP:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
 /* munmap, a removing madvise, a shrinking brk: consecutive ones form a batch */
 static int unmap_type(const struct rp_task *t, const struct rp_event *ev)
 {
@@ -417,6 +445,7 @@ int rp_model_event(struct rp_model *m, const struct rp_event *ev)
 	switch (ev->kind) {
 	case RP_EV_NONE:
 		if (ev->started) {
+			m->st.proc_events++;
 			t = task_get(m, ev->pid);
 			if (!t)
 				return -1;
@@ -450,6 +479,8 @@ int rp_model_event(struct rp_model *m, const struct rp_event *ev)
 	}
 	m->st.calls++;
 	m->st.by_sys[ev->sys]++;
+	if (process_call(ev->sys))
+		m->st.proc_events++;
 	t = task_get(m, ev->pid);
 	if (!t)
 		return -1;

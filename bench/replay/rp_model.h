@@ -83,7 +83,10 @@ struct rp_stats {
 	unsigned long long lines, events, calls, failed, ignored, signals, exits, skipped;
 	unsigned long long removals, reuse_points, upgrade_points, batch_ends;
 	unsigned long long by_sys[RP_SYS_NR];
-	unsigned long long tasks, mms, orphans, clones;
+	unsigned long long tasks, mms, clones;
+	unsigned long long proc_events; /* clone-family, execve, exit calls */
+	unsigned long long orphans;	/* pids without a clone record read as threads */
+	unsigned long long unparented;	/* ... read as processes (no process events yet) */
 	unsigned long long luf_deferred, luf_no_flush, luf_skipped, luf_aborts;
 	unsigned long long peak_stale, peak_vmas;
 };

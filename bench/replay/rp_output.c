@@ -1,11 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0-only OR MIT
 /* bench/replay/rp_output.c - tables, JSON and the gnuplot chart. */
 #define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "rp_output.h"
+
+extern char **environ;
 
 double rp_reduction(unsigned long long a, unsigned long long b)
 {
@@ -144,43 +149,121 @@ void rp_print_json(FILE *f, const struct rp_result *r, int n)
 		fprintf(f, "]\n");
 }
 
-int rp_write_png(const char *png, const struct rp_result *r, int n)
+/* @s as a gnuplot single-quoted string: a quote inside is written twice. */
+static void gp_string(FILE *f, const char *s)
 {
-	char data[] = "/tmp/luf-replay-XXXXXX";
-	FILE *d, *g;
-	int fd = mkstemp(data), ret;
+	fputc('\'', f);
+	for (; *s; s++) {
+		if (*s == '\'')
+			fputc('\'', f);
+		fputc(*s, f);
+	}
+	fputc('\'', f);
+}
 
-	if (fd < 0 || !(d = fdopen(fd, "w")))
-		return -1;
+/*
+ * A new empty file "<TMPDIR or /tmp>/luf-replay-XXXXXX", its name in @path.
+ * NULL on failure, with @path empty.
+ */
+static FILE *tmp_file(char *path, size_t len)
+{
+	const char *dir = getenv("TMPDIR");
+	FILE *f = NULL;
+	int fd = -1;
+
+	if (!dir || !*dir)
+		dir = "/tmp";
+	if ((size_t)snprintf(path, len, "%s/luf-replay-XXXXXX", dir) < len)
+		fd = mkstemp(path);
+	if (fd >= 0 && !(f = fdopen(fd, "w"))) {
+		close(fd);
+		unlink(path);
+	}
+	if (!f)
+		path[0] = '\0';
+	return f;
+}
+
+/*
+ * gnuplot runs a script file, not a pipe: a gnuplot that is missing, or
+ * exits without reading, cannot kill luf-replay with SIGPIPE (with the
+ * table still in the stdio buffer, it used to be lost), and posix_spawnp()
+ * tells a missing gnuplot (ENOENT) from one that failed.
+ */
+int rp_write_png(const char *png, const struct rp_result *r, int n, char *why, size_t len)
+{
+	char data[4096] = "", script[4096] = "";
+	char *argv[] = {"gnuplot", script, NULL};
+	FILE *d, *g = NULL;
+	unsigned long long max = 0;
+	pid_t pid;
+	int err, status, ret = -1;
+
+	d = tmp_file(data, sizeof(data));
+	if (!d || !(g = tmp_file(script, sizeof(script)))) {
+		snprintf(why, len, "cannot create a temporary file: %s", strerror(errno));
+		goto out;
+	}
 	fprintf(d, "trace immediate batched luf oracle\n");
 	for (int i = 0; i < n; i++) {
 		const char *b = base(r[i].path);
-		int len = (int)strcspn(b, ".");
+		int blen = (int)strcspn(b, ".");
 
-		fprintf(d, "%.*s", len, b);
-		for (int p = 0; p < RP_NPOL; p++)
+		fprintf(d, "%.*s", blen, b);
+		for (int p = 0; p < RP_NPOL; p++) {
 			fprintf(d, " %llu", r[i].c[p].remote);
+			max = r[i].c[p].remote > max ? r[i].c[p].remote : max;
+		}
 		fprintf(d, "\n");
 	}
-	fclose(d);
-	g = popen("gnuplot", "w");
-	if (!g) {
-		unlink(data);
-		return -1;
-	}
+	fprintf(g, "set terminal pngcairo size 1000,560 noenhanced\nset output ");
+	gp_string(g, png);
 	fprintf(g,
-		"set terminal pngcairo size 1000,560 noenhanced\n"
-		"set output '%s'\n"
-		"set title 'TLB shootdowns (nr_tlb_remote_flush) per policy, %u CPUs'\n"
+		"\nset title 'TLB shootdowns (nr_tlb_remote_flush) per policy, %u CPUs'\n"
 		"set style data histogram\nset style histogram cluster gap 1\n"
 		"set style fill solid 0.8 border -1\nset boxwidth 0.9\n"
-		"set key top right\nset grid ytics\nset ylabel 'remote flushes'\n"
-		"set logscale y\nset yrange [0.8:*]\n"
-		"plot '%s' using 2:xtic(1) title columnheader(2), '' using 3 title "
-		"columnheader(3), '' using 4 title columnheader(4), '' using 5 title "
-		"columnheader(5)\n",
-		png, r[0].nr_cpus, data);
-	ret = pclose(g);
-	unlink(data);
-	return ret == 0 ? 0 : -1;
+		"set key top right\nset grid ytics\nset ylabel 'remote flushes'\n%s\nplot ",
+		r[0].nr_cpus,
+		/* a log scale has no point to draw when every bar is 0 */
+		max ? "set logscale y\nset yrange [0.8:*]" : "set yrange [0:1]");
+	gp_string(g, data);
+	fprintf(g, " using 2:xtic(1) title columnheader(2), '' using 3 title "
+		   "columnheader(3), '' using 4 title columnheader(4), '' using 5 title "
+		   "columnheader(5)\n");
+	err = ferror(d) | ferror(g);
+	err |= fclose(d) | fclose(g);
+	d = g = NULL;
+	if (err) {
+		snprintf(why, len, "cannot write a temporary file: %s", strerror(errno));
+		goto out;
+	}
+	err = posix_spawnp(&pid, "gnuplot", NULL, NULL, argv, environ);
+	if (err == ENOENT) {
+		snprintf(why, len, "gnuplot not found on the PATH (Debian: gnuplot-nox)");
+		goto out;
+	} else if (err) {
+		snprintf(why, len, "cannot run gnuplot: %s", strerror(err));
+		goto out;
+	}
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR) {
+			snprintf(why, len, "waiting for gnuplot: %s", strerror(errno));
+			goto out;
+		}
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		ret = 0;
+	else if (WIFEXITED(status))
+		snprintf(why, len, "gnuplot failed (exit status %d)", WEXITSTATUS(status));
+	else
+		snprintf(why, len, "gnuplot failed (killed by signal %d)", WTERMSIG(status));
+out:
+	if (d)
+		fclose(d);
+	if (g)
+		fclose(g);
+	if (data[0])
+		unlink(data);
+	if (script[0])
+		unlink(script);
+	return ret;
 }

@@ -24,7 +24,11 @@ void rp_print_table(FILE *f, const struct rp_result *r);
 void rp_print_stats(FILE *f, const struct rp_result *r);
 /* JSON: one object per trace, in an array when @n > 1. */
 void rp_print_json(FILE *f, const struct rp_result *r, int n);
-/* A bar chart of nr_tlb_remote_flush per policy and trace. Return: 0 or -1. */
-int rp_write_png(const char *png, const struct rp_result *r, int n);
+/*
+ * A bar chart of nr_tlb_remote_flush per policy and trace in @png, drawn by
+ * gnuplot (found on the PATH) from a script file. Return: 0, or -1 with
+ * the reason in @why (@len bytes): gnuplot not found, or failed.
+ */
+int rp_write_png(const char *png, const struct rp_result *r, int n, char *why, size_t len);
 
 #endif /* RP_OUTPUT_H */

@@ -110,9 +110,10 @@ static int stash_put(struct rp_parser *p, long pid, const char *s, size_t len)
 /*
  * A value or flags expression: NULL, numbers and symbols joined by '|',
  * each optionally followed by a comment ("0x20 /" "* MAP_??? *" "/").
- * Unknown symbols count as 0. Return: 0 and *out, or -1.
+ * Unknown symbols count as 0. Return: 0 and *out, or -1. A number too
+ * large sets *@big (the caller refuses the line).
  */
-static int parse_value(const char *s, const char *e, unsigned long *out)
+static int parse_value(const char *s, const char *e, unsigned long *out, bool *big)
 {
 	unsigned long v = 0, t;
 
@@ -124,7 +125,7 @@ static int parse_value(const char *s, const char *e, unsigned long *out)
 		const char *q = s;
 
 		if (is_digit(*s) || *s == '-') {
-			q = parse_num(s, e, &t);
+			q = parse_num(s, e, &t, big);
 			if (!q)
 				return -1;
 		} else { /* a symbol: upper case, digits and '_' */
@@ -211,7 +212,7 @@ static const char *scan_args(const char *s, const char *e, const char **as, cons
 }
 
 /* "flags=" inside @s..@e at brace depth @want (clone: 0; clone3: 1). */
-static int find_flags(const char *s, const char *e, int want, unsigned long *out)
+static int find_flags(const char *s, const char *e, int want, unsigned long *out, bool *big)
 {
 	int depth = 0;
 
@@ -226,7 +227,7 @@ static int find_flags(const char *s, const char *e, int want, unsigned long *out
 
 			while (ve < e && *ve != ',' && *ve != '}' && *ve != ')')
 				ve++;
-			return parse_value(v, ve, out);
+			return parse_value(v, ve, out, big);
 		}
 	}
 	return -1;
@@ -254,16 +255,16 @@ static int nums_wanted(enum rp_sys sys)
 }
 
 static int clone_flags(enum rp_sys sys, const char **as, const char **ae, int nargs,
-		       unsigned long *out)
+		       unsigned long *out, bool *big)
 {
 	*out = 0;
 	if (sys == RP_SYS_VFORK)
 		*out = RP_CLONE_VM | RP_CLONE_VFORK;
 	else if (sys == RP_SYS_CLONE3)
-		return nargs >= 1 ? find_flags(as[0], ae[0], 1, out) : -1;
+		return nargs >= 1 ? find_flags(as[0], ae[0], 1, out, big) : -1;
 	else if (sys == RP_SYS_CLONE)
 		for (int i = 0; i < nargs && i < 6; i++)
-			if (!find_flags(as[i], ae[i], 0, out))
+			if (!find_flags(as[i], ae[i], 0, out, big))
 				return 0;
 	return sys == RP_SYS_CLONE ? -1 : 0;
 }
@@ -272,6 +273,7 @@ static int clone_flags(enum rp_sys sys, const char **as, const char **ae, int na
 static int parse_ret(const char *s, const char *e, struct rp_event *ev, const char **err)
 {
 	unsigned long v;
+	bool big = false;
 
 	s = skip_sp(s, e);
 	if (s == e || *s != '=') {
@@ -283,10 +285,14 @@ static int parse_ret(const char *s, const char *e, struct rp_event *ev, const ch
 		ev->unknown_ret = 1;
 		s++;
 	} else {
-		const char *q = parse_num(s, e, &v);
+		const char *q = parse_num(s, e, &v, &big);
 
 		if (!q) {
 			*err = "expected a return value (a number, 0x... or '?')";
+			return -1;
+		}
+		if (big) {
+			*err = "expected a return value that fits in " RP_NUM_BITS;
 			return -1;
 		}
 		ev->ret = (long)v;
@@ -337,11 +343,50 @@ static int parse_ret(const char *s, const char *e, struct rp_event *ev, const ch
 	return 0;
 }
 
+/* [@start, @start + @len rounded up to pages) does not wrap past the top. */
+static bool range_fits(unsigned long start, unsigned long len)
+{
+	const unsigned long page = 4096; /* RP_PAGE of the model */
+	unsigned long plen;
+
+	if (len > ULONG_MAX - (page - 1))
+		return false;
+	plen = (len + page - 1) & ~(page - 1);
+	return start <= ULONG_MAX - plen;
+}
+
+/*
+ * The ranges a successful call covers fit in the address space: the kernel
+ * refuses a range that wraps (EINVAL), so one that "succeeded" is not a
+ * trace strace wrote, and the model must never see its end wrap to 0.
+ */
+static bool ranges_fit(const struct rp_event *ev)
+{
+	unsigned long ret = (unsigned long)ev->ret;
+
+	switch (ev->sys) {
+	case RP_SYS_MMAP:
+		return range_fits(ret, ev->arg[1]);
+	case RP_SYS_MUNMAP:
+	case RP_SYS_MPROTECT:
+	case RP_SYS_PKEY_MPROTECT:
+	case RP_SYS_MADVISE:
+		return range_fits(ev->arg[0], ev->arg[1]);
+	case RP_SYS_MREMAP:
+		return range_fits(ev->arg[0], ev->arg[1]) && range_fits(ret, ev->arg[2]);
+	case RP_SYS_BRK:
+		return range_fits(0, ret); /* the break, rounded up to a page */
+	default:
+		return true;
+	}
+}
+
 static int parse_call(struct rp_parser *p, const char *s, const char *e, struct rp_event *ev,
 		      const char **err)
 {
 	const char *as[8], *ae[8], *name = s, *close;
 	int nargs = 0, want;
+	bool big = false;
 
 	while (s < e && is_name(*s))
 		s++;
@@ -353,20 +398,24 @@ static int parse_call(struct rp_parser *p, const char *s, const char *e, struct 
 	if (ends_with(s, e, " <unfinished ...>")) {
 		const char *ue = e - strlen(" <unfinished ...>");
 
-		if (stash_put(p, ev->pid, name, (size_t)(ue - name))) {
-			*err = "expected fewer calls in flight (out of memory)";
-			return -1;
-		}
-		ev->kind = RP_EV_NONE;
 		if (ev->sys == RP_SYS_CLONE || ev->sys == RP_SYS_CLONE3 || ev->sys == RP_SYS_FORK ||
 		    ev->sys == RP_SYS_VFORK) {
 			ev->started = 1;
 			if (ev->sys == RP_SYS_CLONE || ev->sys == RP_SYS_CLONE3)
 				(void)find_flags(s + 1, ue, ev->sys == RP_SYS_CLONE3,
-						 &ev->started_flags);
+						 &ev->started_flags, &big);
 			else
-				(void)clone_flags(ev->sys, as, ae, 0, &ev->started_flags);
+				(void)clone_flags(ev->sys, as, ae, 0, &ev->started_flags, &big);
+			if (big) {
+				*err = "expected clone flags that fit in " RP_NUM_BITS;
+				return -1;
+			}
 		}
+		if (stash_put(p, ev->pid, name, (size_t)(ue - name))) {
+			*err = "expected fewer calls in flight (out of memory)";
+			return -1;
+		}
+		ev->kind = RP_EV_NONE;
 		return 0;
 	}
 	close = scan_args(s + 1, e, as, ae, 8, &nargs);
@@ -383,17 +432,26 @@ static int parse_call(struct rp_parser *p, const char *s, const char *e, struct 
 		return -1;
 	}
 	for (int i = 0; i < want; i++) {
-		if (parse_value(as[i], ae[i], &ev->arg[i])) {
+		if (parse_value(as[i], ae[i], &ev->arg[i], &big)) {
 			*err = "expected a number or flags as argument";
 			return -1;
 		}
 	}
 	ev->nargs = want;
-	if (ev->sys == RP_SYS_MREMAP && nargs >= 5 && !parse_value(as[4], ae[4], &ev->arg[4]))
+	if (ev->sys == RP_SYS_MREMAP && nargs >= 5 && !parse_value(as[4], ae[4], &ev->arg[4], &big))
 		ev->nargs = 5;
 	if (ev->sys >= RP_SYS_CLONE && ev->sys <= RP_SYS_VFORK &&
-	    clone_flags(ev->sys, as, ae, nargs, &ev->arg[0])) {
+	    clone_flags(ev->sys, as, ae, nargs, &ev->arg[0], &big)) {
 		*err = "expected flags=... in the clone arguments";
+		return -1;
+	}
+	if (big) {
+		*err = "expected numbers that fit in " RP_NUM_BITS " as arguments";
+		return -1;
+	}
+	if (!ev->failed && !ranges_fit(ev)) {
+		*err = "expected an address range that fits in " RP_NUM_BITS
+		       " (address + length wraps)";
 		return -1;
 	}
 	return 0;
@@ -401,6 +459,7 @@ static int parse_call(struct rp_parser *p, const char *s, const char *e, struct 
 
 static int parse_exit(const char *s, const char *e, struct rp_event *ev, const char **err)
 {
+	bool big = false;
 	long v;
 
 	if (!ends_with(s, e, " +++")) {
@@ -410,7 +469,12 @@ static int parse_exit(const char *s, const char *e, struct rp_event *ev, const c
 	e -= 4;
 	s += 4;
 	if (starts_with(s, e, "exited with ")) {
-		if (parse_long(s + 12, e, &v) == e) {
+		if (parse_long(s + 12, e, &v, &big) == e) {
+			if (big || v < 0 || v > 255) {
+				*err = big ? "expected an exit status that fits in " RP_NUM_BITS
+					   : "expected an exit status 0..255";
+				return -1;
+			}
 			ev->kind = RP_EV_EXIT;
 			ev->status = (int)v;
 			return 0;
@@ -420,7 +484,11 @@ static int parse_exit(const char *s, const char *e, struct rp_event *ev, const c
 		ev->status = 128;
 		return 0;
 	} else if (starts_with(s, e, "superseded by execve in pid ")) {
-		if (parse_long(s + 28, e, &v) == e) {
+		if (parse_long(s + 28, e, &v, &big) == e) {
+			if (big) {
+				*err = "expected a pid that fits in " RP_NUM_BITS;
+				return -1;
+			}
 			ev->kind = RP_EV_SUPERSEDED;
 			ev->ret = v;
 			return 0;
@@ -466,6 +534,7 @@ int rp_parse_line(struct rp_parser *p, const char *line, size_t len, struct rp_e
 		  const char **err)
 {
 	const char *s = line, *e = line + len, *q;
+	bool big = false;
 	long v;
 
 	memset(ev, 0, sizeof(*ev));
@@ -479,16 +548,24 @@ int rp_parse_line(struct rp_parser *p, const char *line, size_t len, struct rp_e
 	if (s == e)
 		return 0; /* an empty line */
 	if (starts_with(s, e, "[pid ")) {
-		q = parse_long(skip_sp(s + 5, e), e, &v);
+		q = parse_long(skip_sp(s + 5, e), e, &v, &big);
 		if (!q || q == e || *q != ']') {
 			*err = "expected '[pid N]'";
+			return -1;
+		}
+		if (big) {
+			*err = "expected a pid that fits in " RP_NUM_BITS;
 			return -1;
 		}
 		ev->pid = v;
 		s = skip_sp(q + 1, e);
 	} else if (is_digit(*s)) {
-		q = parse_long(s, e, &v);
+		q = parse_long(s, e, &v, &big);
 		if (q && q < e && *q == ' ') {
+			if (big) {
+				*err = "expected a pid that fits in " RP_NUM_BITS;
+				return -1;
+			}
 			ev->pid = v;
 			s = skip_sp(q, e);
 		}

@@ -3,9 +3,13 @@
  * bench/replay/rp_reader.c - buffered line reader over zlib's gzread(),
  * which also reads uncompressed files as they are.
  */
+#define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -22,27 +26,59 @@ struct rp_reader {
 	int eof;
 	int skipping; /* inside an overlong line: drop bytes up to its '\n' */
 	const char *error;
+	char why[128]; /* a read error's text */
 };
+
+/*
+ * Open @path, or a copy of standard input for "-". A directory is refused
+ * here with EISDIR: zlib would open it and then report its failing reads
+ * as corrupt compressed data.
+ */
+static int open_fd(const char *path)
+{
+	struct stat st;
+	int fd = strcmp(path, "-") ? open(path, O_RDONLY | O_CLOEXEC) : dup(STDIN_FILENO);
+
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+		close(fd);
+		errno = EISDIR;
+		return -1;
+	}
+	return fd;
+}
 
 struct rp_reader *rp_reader_open(const char *path)
 {
 	struct rp_reader *r = calloc(1, sizeof(*r));
+	int fd, e;
 
 	if (!r)
 		return NULL;
 	r->buf = malloc(RP_BUF);
-	if (r->buf)
-		r->gz = strcmp(path, "-") ? gzopen(path, "rb") : gzdopen(dup(STDIN_FILENO), "rb");
-	if (!r->buf || !r->gz) {
-		int e = errno ? errno : ENOMEM;
-
-		free(r->buf);
+	if (!r->buf) {
 		free(r);
-		errno = e;
+		errno = ENOMEM;
 		return NULL;
 	}
-	gzbuffer(r->gz, 1u << 17);
-	return r;
+	fd = open_fd(path);
+	if (fd >= 0) {
+		errno = 0;
+		r->gz = gzdopen(fd, "rb");
+		if (r->gz) {
+			gzbuffer(r->gz, 1u << 17);
+			return r;
+		}
+		e = errno ? errno : ENOMEM;
+		close(fd);
+		errno = e;
+	}
+	e = errno;
+	free(r->buf);
+	free(r);
+	errno = e;
+	return NULL;
 }
 
 void rp_reader_close(struct rp_reader *r)
@@ -72,9 +108,17 @@ static int fill(struct rp_reader *r)
 	memmove(r->buf, r->buf + r->start, r->end - r->start);
 	r->end -= r->start;
 	r->start = 0;
+	errno = 0;
 	n = gzread(r->gz, r->buf + r->end, (unsigned int)(RP_BUF - r->end));
 	if (n < 0 || (n == 0 && (gzerror(r->gz, &errnum), errnum != Z_OK))) {
-		r->error = "truncated or corrupt compressed data";
+		gzerror(r->gz, &errnum);
+		if (errnum == Z_ERRNO) { /* the file could not be read */
+			snprintf(r->why, sizeof(r->why), "read error: %s",
+				 strerror(errno ? errno : EIO));
+			r->error = r->why;
+		} else {
+			r->error = "truncated or corrupt compressed data";
+		}
 		return -1;
 	}
 	if (n == 0)

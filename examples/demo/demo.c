@@ -15,8 +15,12 @@
  * A shootdown is one flush call; IPIs are the CPUs it reaches.
  *
  * Usage: luf-demo [--cpus N] [--mms N] [--rounds N] [--batch N] [--seed N]
+ * Exit status: 0; 1 a luf call failed or out of memory; 2 usage (an unknown
+ * option, a missing value, a value out of range: each named).
  */
 #include <luf/luf.h>
+#include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,20 +88,135 @@ static void *zalloc(size_t size)
 	return memset(p, 0, n);
 }
 
-static unsigned long arg(int argc, char **argv, const char *name, unsigned long def)
+/* The options: every value is range-checked (strtoul would wrap "-1"). */
+struct opts {
+	unsigned long long cpus, mms, rounds, batch, seed;
+};
+
+static const struct opt {
+	const char *name, *what;
+	unsigned long long min, max, def;
+	size_t off;
+} opt_table[] = {
+    {"--cpus", "CPUs", 2, LUF_MAX_CPUS, 16, offsetof(struct opts, cpus)},
+    {"--mms", "address spaces, each on a random subset of the CPUs", 1, 1024, 8,
+     offsetof(struct opts, mms)},
+    {"--rounds", "reclaim rounds", 1, 100000000, 20000, offsetof(struct opts, rounds)},
+    {"--batch", "read-only pages unmapped per round", 1, 1024, 32, offsetof(struct opts, batch)},
+    {"--seed", "random seed", 0, ULLONG_MAX, 42, offsetof(struct opts, seed)},
+};
+
+#define NR_OPTS (sizeof(opt_table) / sizeof(opt_table[0]))
+
+static void usage(void)
 {
-	for (int i = 1; i + 1 < argc; i++)
-		if (!strcmp(argv[i], name))
-			return strtoul(argv[i + 1], NULL, 0);
-	return def;
+	printf("usage: luf-demo [--cpus N] [--mms N] [--rounds N] [--batch N] [--seed N]\n"
+	       "Counts the shootdowns of a reclaim workload under immediate, batched and luf\n"
+	       "flushing, on the real luf code. N: decimal or 0x-hex; --opt=N works too.\n");
+	for (size_t i = 0; i < NR_OPTS; i++) {
+		char opt[16];
+
+		snprintf(opt, sizeof(opt), "%s N", opt_table[i].name);
+		printf("  %-12s %s, %llu..%llu (default %llu)\n", opt, opt_table[i].what,
+		       opt_table[i].min, opt_table[i].max, opt_table[i].def);
+	}
+	printf("  --help       this text\n"
+	       "Exit status: 0 success; 1 a luf call failed, or out of memory; 2 usage (an\n"
+	       "unknown option, a missing value or one out of range).\n");
+}
+
+static int bad_usage(const char *fmt, const char *a)
+{
+	fprintf(stderr, "luf-demo: ");
+	fprintf(stderr, fmt, a);
+	fprintf(stderr, " (see luf-demo --help)\n");
+	return 2;
+}
+
+/* @s as a whole: decimal or 0x-hex digits only, no sign, no blanks, no wrap. */
+static int parse_num(const char *s, unsigned long long *out)
+{
+	unsigned int base = 10;
+	unsigned long long v = 0;
+
+	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+		base = 16;
+		s += 2;
+	}
+	if (!*s)
+		return -1;
+	for (; *s; s++) {
+		unsigned int d = *s >= '0' && *s <= '9'	  ? (unsigned int)(*s - '0')
+				 : *s >= 'a' && *s <= 'f' ? (unsigned int)(*s - 'a' + 10)
+				 : *s >= 'A' && *s <= 'F' ? (unsigned int)(*s - 'A' + 10)
+							  : 16;
+
+		if (d >= base || v > (ULLONG_MAX - d) / base)
+			return -1;
+		v = v * base + d;
+	}
+	*out = v;
+	return 0;
+}
+
+/* Fill @o from the command line. Return: 0, -1 (--help printed), or 2 (usage error). */
+static int parse_args(int argc, char **argv, struct opts *o)
+{
+	for (size_t k = 0; k < NR_OPTS; k++)
+		*(unsigned long long *)((char *)o + opt_table[k].off) = opt_table[k].def;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *val = NULL;
+		const struct opt *op = NULL;
+		unsigned long long v;
+
+		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			usage();
+			return -1;
+		}
+		if (a[0] != '-')
+			return bad_usage("unexpected argument '%s'", a);
+		for (size_t k = 0; k < NR_OPTS && !op; k++) {
+			size_t n = strlen(opt_table[k].name);
+
+			if (!strncmp(a, opt_table[k].name, n) && (!a[n] || a[n] == '=')) {
+				op = &opt_table[k];
+				val = a[n] ? a + n + 1 : i + 1 < argc ? argv[++i] : NULL;
+			}
+		}
+		if (!op)
+			return bad_usage("unknown option '%s'", a);
+		if (!val)
+			return bad_usage("%s needs a value", op->name);
+		if (parse_num(val, &v) || v < op->min || v > op->max) {
+			fprintf(stderr, "luf-demo: %s wants a number in %llu..%llu, not '%s'\n",
+				op->name, op->min, op->max, val);
+			return 2;
+		}
+		*(unsigned long long *)((char *)o + op->off) = v;
+	}
+	return 0;
+}
+
+static void *xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n, size);
+
+	if (!p) {
+		fprintf(stderr, "luf-demo: out of memory\n");
+		exit(1);
+	}
+	return p;
 }
 
 int main(int argc, char **argv)
 {
-	unsigned int nr_cpus = (unsigned int)arg(argc, argv, "--cpus", 16);
-	unsigned int nr_mms = (unsigned int)arg(argc, argv, "--mms", 8);
-	unsigned long rounds = arg(argc, argv, "--rounds", 20000);
-	unsigned int batch = (unsigned int)arg(argc, argv, "--batch", 32);
+	struct opts o;
+	int bad = parse_args(argc, argv, &o);
+	/* in range: at most 4096 CPUs, 1024 mms, 10^8 rounds, 1024 pages a batch */
+	unsigned int nr_cpus = (unsigned int)o.cpus;
+	unsigned int nr_mms = (unsigned int)o.mms;
+	unsigned long rounds = (unsigned long)o.rounds;
+	unsigned int batch = (unsigned int)o.batch;
 	unsigned int nr_pages = 8 * batch * nr_mms;
 	struct counting_arch arch = {.nr_cpus = nr_cpus};
 	unsigned long imm_flushes = 0, imm_ipis = 0, bat_flushes = 0, bat_ipis = 0;
@@ -110,27 +229,25 @@ int main(int argc, char **argv)
 	struct page *pages, **victims;
 	int ret;
 
-	rng_state = arg(argc, argv, "--seed", 42) | 1;
-	if (nr_cpus < 2 || nr_cpus > LUF_MAX_CPUS || !nr_mms || !batch || !rounds) {
-		fprintf(stderr,
-			"luf-demo: need 2 <= --cpus <= %u and nonzero --mms, --batch, --rounds\n",
-			LUF_MAX_CPUS);
+	if (bad)
+		return bad < 0 ? 0 : bad;
+	if (nr_cpus < 2 || !nr_mms || !batch) /* refused by parse_args(); says so to analysers */
 		return 2;
-	}
+	rng_state = o.seed | 1;
 	l = zalloc(sizeof(*l));
 	ret = luf_init(l, &count_ops, &arch, zalloc(luf_done_size(nr_cpus)),
 		       zalloc(luf_stats_size(nr_cpus)), 0);
 	kt = zalloc(luf_keytab_size(4096, nr_cpus));
 	ret = ret ? ret : luf_keytab_init(kt, l, 4096);
-	pc = calloc(nr_cpus, sizeof(struct luf_pcpu *));
+	pc = xcalloc(nr_cpus, sizeof(struct luf_pcpu *));
 	for (unsigned int c = 0; !ret && c < nr_cpus; c++) {
 		pc[c] = zalloc(luf_pcpu_size(nr_cpus));
 		ret = luf_pcpu_init(pc[c], l, kt, c, LUF_PCPU_DEFAULT_THRESHOLD);
 	}
 	fl = zalloc(luf_freelist_size(nr_cpus));
 	ret = ret ? ret : luf_freelist_init(fl, l, kt, 0);
-	dom = calloc(nr_mms, sizeof(struct luf_domain *));
-	mm_cpus = calloc(nr_mms, sizeof(unsigned long *));
+	dom = xcalloc(nr_mms, sizeof(struct luf_domain *));
+	mm_cpus = xcalloc(nr_mms, sizeof(unsigned long *));
 	uni = zalloc(luf_cpumask_size(nr_cpus));
 	for (unsigned int m = 0; !ret && m < nr_mms; m++) {
 		unsigned int span = 2 + (unsigned int)(rnd() % (nr_cpus - 1));
@@ -144,8 +261,8 @@ int main(int argc, char **argv)
 	if (ret)
 		die("set-up", ret);
 	/* Half the pages start free (clean), half mapped read-only in some mm. */
-	pages = calloc(nr_pages, sizeof(*pages));
-	victims = calloc(batch, sizeof(struct page *));
+	pages = xcalloc(nr_pages, sizeof(*pages));
+	victims = xcalloc(batch, sizeof(struct page *));
 	for (unsigned int i = 0; i < nr_pages; i++) {
 		pages[i].mm = i % 2 ? (unsigned int)(rnd() % nr_mms) : UINT_MAX;
 		if (pages[i].mm == UINT_MAX && luf_free(fl, pc[0], &pages[i].lf, 0))

@@ -306,12 +306,56 @@ static void test_malformed(void **state)
 	}
 }
 
+/* Numbers beyond 64 bits are refused, never wrapped (issue 14). */
+static void test_overflow(void **state)
+{
+	static const char *const big[] = {
+	    "12 00:00:00.1 munmap(0x7f0000000000, 100000000000000000000000000) = 0",
+	    "12 00:00:00.1 munmap(0x7f0000000000, 18446744073709551616) = 0",
+	    "12 00:00:00.1 munmap(0x10000000000000000, 4096) = 0",
+	    "12 00:00:00.1 mprotect(0x1000, 4096, 0x100000000000000001|PROT_READ) = 0",
+	    "12 00:00:00.1 brk(NULL) = 0x1000000000000000000000",
+	    "12 00:00:00.1 brk(NULL) = -9223372036854775809",
+	    "12 00:00:00.1 munmap(0xfffffffffffff000, 8192) = 0",     /* wraps */
+	    "12 00:00:00.1 munmap(0x1000, 18446744073709551615) = 0", /* wraps */
+	    "12 00:00:00.1 mmap(NULL, 8192, PROT_READ, MAP_SHARED, 3, 0) = 0xfffffffffffff000",
+	    "12 00:00:00.1 mremap(0x1000, 4096, 18446744073709547521, MREMAP_MAYMOVE) = 0x2000",
+	    "99999999999999999999 00:00:00.1 munmap(0x1000, 4096) = 0", /* pid */
+	    "[pid 99999999999999999999] munmap(0x1000, 4096) = 0",
+	    "12 00:00:00.1 +++ exited with 99999999999999999999 +++",
+	    "12 00:00:00.1 +++ superseded by execve in pid 99999999999999999999 +++",
+	};
+	struct rp_event ev;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(big) / sizeof(big[0]); i++) {
+		const char *err = NULL;
+
+		print_message("line %zu: %s\n", i, big[i]);
+		assert_int_equal(rp_parse_line(P, big[i], strlen(big[i]), &ev, &err), -1);
+		assert_non_null(strstr(err, "64 bits"));
+	}
+	/* the extremes that fit still parse */
+	assert_int_equal(parse("12 00:00:00.1 mprotect(0x1000, 4096, 0xffffffffffffffff) = 0", &ev),
+			 0);
+	assert_int_equal(ev.arg[2], ~0ul);
+	assert_int_equal(parse("12 00:00:00.1 munmap(0x1000, 18446744073709551615) = -1 EINVAL "
+			       "(Invalid argument)",
+			       &ev),
+			 0);
+	assert_true(ev.failed);
+	assert_int_equal(parse("12 00:00:00.1 munmap(0xffffffffffffd000, 8192) = 0", &ev), 0);
+	assert_int_equal(parse("12 00:00:00.1 brk(NULL) = -9223372036854775808", &ev), 0);
+	assert_int_equal(ev.ret, -9223372036854775807L - 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_mmap_forms),	  cmocka_unit_test(test_other_memory_calls),
 	    cmocka_unit_test(test_process_calls), cmocka_unit_test(test_unfinished_resumed),
 	    cmocka_unit_test(test_signals_exits), cmocka_unit_test(test_malformed),
+	    cmocka_unit_test(test_overflow),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
