@@ -19,6 +19,7 @@
 #include <dlfcn.h>
 #include <limits.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,6 +45,7 @@ static struct {
 
 static atomic_ulong membarriers;
 static atomic_int go, stop;
+static atomic_uint ready; /* threads whose slots all name a block */
 static const struct peer_mech *mech;
 
 /*
@@ -100,8 +102,13 @@ bool peer_canary_ok(const struct peer_blk *b, unsigned long slot, unsigned long 
 
 void peer_read_block(struct peer_thr *t, unsigned long slot, unsigned long e)
 {
+	unsigned long i = e & 0xffffffffu;
+
 	t->reads++;
-	if (!peer_canary_ok(&peer_pool[(e & 0xffffffffu) - 1], slot, e))
+	/* A slot that names no block (0: never filled) is a harness bug: never index the pool. */
+	if (!i || i > (unsigned long)peer_threads * opt.pool)
+		t->empty++;
+	else if (!peer_canary_ok(&peer_pool[i - 1], slot, e))
 		t->violations++;
 }
 
@@ -164,12 +171,16 @@ static void *thread_main(void *arg)
 	struct peer_thr *t = arg;
 	unsigned long quota = opt.frees / opt.threads;
 
-	if (mech->thread_init(t))
+	if (mech->thread_init(t)) {
+		atomic_store(&stop, 1); /* nobody reads: this thread's slots stay empty */
+		atomic_fetch_add(&ready, 1);
 		return (void *)1;
+	}
 	for (unsigned long k = 0; k < opt.slots; k++)
 		replace(t, k * opt.threads + t->id); /* first blocks: nothing retired */
+	atomic_fetch_add(&ready, 1);
 	while (!atomic_load(&go))
-		;
+		sched_yield(); /* leave the CPU to a sibling still filling its slots */
 	while (t->frees < quota && !atomic_load_explicit(&stop, memory_order_relaxed)) {
 		for (unsigned int r = 0; r < opt.reads; r++)
 			mech->read(t, rnd(t) % peer_nr_slots);
@@ -181,7 +192,7 @@ static void *thread_main(void *arg)
 
 struct result {
 	double fps, barriers, gps, peak_kib, waits, p50, p99;
-	unsigned long violations;
+	unsigned long violations, empty;
 	int failed;
 };
 
@@ -234,16 +245,24 @@ static struct result run_one(const struct peer_mech *m)
 	}
 	atomic_store(&go, 0);
 	atomic_store(&stop, 0);
+	atomic_store(&ready, 0);
 	for (unsigned int i = 0; i < T; i++)
 		pthread_create(&th[i], NULL, thread_main, &peer_thr[i]);
-	usleep(20000); /* let every thread fill its slots */
+	/*
+	 * Readers pick slots of every thread: start them only when every slot
+	 * names a block. A sleep is no such guarantee: on a loaded machine a
+	 * thread may not run for tens of milliseconds, and a read of its empty
+	 * slot took block index -1 (the bytes before the pool).
+	 */
+	while (atomic_load(&ready) < T)
+		usleep(1000);
 	mb0 = peer_membarriers();
 	gp0 = m->grace_periods();
 	for (unsigned int i = 0; i < T; i++)
 		peer_thr[i].frees = 0, peer_thr[i].waits = 0, peer_thr[i].nwait = 0;
 	t0 = peer_now();
 	atomic_store(&go, 1);
-	while (peer_now() - t0 < opt.secs) {
+	while (peer_now() - t0 < opt.secs && !atomic_load(&stop)) {
 		unsigned long f = 0;
 
 		usleep(5000);
@@ -266,6 +285,7 @@ static struct result run_one(const struct peer_mech *m)
 		frees += t->frees;
 		waits += t->waits;
 		r.violations += t->violations;
+		r.empty += t->empty;
 		r.peak_kib += (double)t->peak_held * sizeof(struct peer_blk) / 1024.0;
 		memmove(&all[nw], t->wait_us, t->nwait * sizeof(*all));
 		nw += t->nwait;
@@ -353,9 +373,11 @@ int main(int argc, char **argv)
 				continue;
 			}
 			r[m] = run_one(mechs[m]);
-			if (r[m].failed || r[m].violations) {
+			if (r[m].failed || r[m].violations || r[m].empty) {
 				fprintf(stderr, "luf-peers: %s: %s\n", mechs[m]->name,
-					r[m].failed ? "failed" : "CANARY VIOLATION");
+					r[m].failed	  ? "failed"
+					: r[m].violations ? "CANARY VIOLATION"
+							  : "read a slot that names no block");
 				bad = 1;
 			}
 		}

@@ -50,6 +50,7 @@ struct peer_thr {
 	_Alignas(64) unsigned int id;
 	uint64_t rng;
 	unsigned long frees, reads, violations;
+	unsigned long empty;	       /* reads of a slot naming no block (a harness bug) */
 	unsigned long held, peak_held; /* blocks retired and not reusable yet */
 	atomic_ulong returned;	       /* of which handed back by another thread */
 	unsigned long waits, nwait;
