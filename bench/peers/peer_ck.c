@@ -14,6 +14,7 @@
 #include "peers.h"
 
 _Static_assert(sizeof(ck_epoch_entry_t) <= sizeof(((struct peer_blk *)0)->mech), "entry");
+_Static_assert(offsetof(struct peer_blk, mech) % _Alignof(ck_epoch_entry_t) == 0, "entry");
 
 struct cthr {
 	ck_epoch_record_t rec;
@@ -122,6 +123,16 @@ static void ck_retire(struct peer_thr *t, struct peer_blk *b)
 	struct cthr *c = t->priv;
 
 	peer_held(t, 1);
+	/*
+	 * ck_epoch_call() tags the entry with the global epoch read by a plain
+	 * load and leaves ordering the unlink before that load to the caller
+	 * (ck's own example unlinks with ck_pr_fas_ptr(), a full barrier).
+	 * replace() unlinked @b with a release store, which the load may pass
+	 * (store buffer, x86 too): the entry would carry an epoch older than a
+	 * reader that began in the next epoch and still found @b, and a poll
+	 * could hand @b back under that reader.
+	 */
+	atomic_thread_fence(memory_order_seq_cst);
 	ck_epoch_call(&c->rec, (ck_epoch_entry_t *)(void *)b->mech, give_back);
 	if (++c->since_poll == PEER_BATCH) {
 		c->since_poll = 0;

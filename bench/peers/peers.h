@@ -42,8 +42,8 @@ struct peer_blk {
 	unsigned long idx;     /* index in the pool */
 	struct peer_blk *next; /* free list link (the mechanism's) */
 	unsigned int owner;    /* thread whose free list it returns to */
-	unsigned char
-	    mech[48]; /* the mechanism's embedded entry (rcu_head, ck_epoch_entry, luf_folio) */
+	/* The mechanism's embedded entry (rcu_head, ck_epoch_entry, luf_folio): pointers. */
+	_Alignas(void *) unsigned char mech[48];
 };
 
 struct peer_thr {
