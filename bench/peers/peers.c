@@ -46,6 +46,7 @@ static struct {
 static atomic_ulong membarriers;
 static atomic_int go, stop;
 static atomic_uint ready; /* threads whose slots all name a block */
+static atomic_uint done;  /* threads out of the loop (quota reached, or stop) */
 static const struct peer_mech *mech;
 
 /*
@@ -186,6 +187,7 @@ static void *thread_main(void *arg)
 			mech->read(t, rnd(t) % peer_nr_slots);
 		replace(t, (rnd(t) % opt.slots) * opt.threads + t->id);
 	}
+	atomic_fetch_add(&done, 1);
 	mech->thread_fini(t);
 	return NULL;
 }
@@ -246,6 +248,7 @@ static struct result run_one(const struct peer_mech *m)
 	atomic_store(&go, 0);
 	atomic_store(&stop, 0);
 	atomic_store(&ready, 0);
+	atomic_store(&done, 0);
 	for (unsigned int i = 0; i < T; i++)
 		pthread_create(&th[i], NULL, thread_main, &peer_thr[i]);
 	/*
@@ -262,15 +265,9 @@ static struct result run_one(const struct peer_mech *m)
 		peer_thr[i].frees = 0, peer_thr[i].waits = 0, peer_thr[i].nwait = 0;
 	t0 = peer_now();
 	atomic_store(&go, 1);
-	while (peer_now() - t0 < opt.secs && !atomic_load(&stop)) {
-		unsigned long f = 0;
-
+	/* Each thread stops at its quota: not reading their counters while they run. */
+	while (peer_now() - t0 < opt.secs && atomic_load(&done) < T && !atomic_load(&stop))
 		usleep(5000);
-		for (unsigned int i = 0; i < T; i++)
-			f += peer_thr[i].frees;
-		if (f >= opt.frees / T * T)
-			break;
-	}
 	atomic_store(&stop, 1);
 	for (unsigned int i = 0; i < T; i++) {
 		void *ret;
