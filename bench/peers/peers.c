@@ -5,12 +5,18 @@
  * real threads and real system calls, the same workload (peers.h).
  *
  * Usage: luf-peers [--threads N] [--frees N] [--secs S] [--runs N]
- *                  [--reads N] [--slots N] [--pool N] [--only NAME] [--data FILE]
+ *                  [--reads N] [--slots N] [--pool N] [--hold US] [--only NAME]
+ *                  [--data FILE]
  *   --frees  retired blocks per run, all threads together (default 400000)
  *   --secs   a run also stops after S seconds (default 3)
  *   --runs   repetitions; each runs every mechanism once, in turn (default 5)
  *   --reads  protected reads per replaced block (default 2)
  *   --slots  slots per thread (256); --pool blocks per thread (1024)
+ *   --hold   one read in PEER_HOLD_EVERY sleeps US microseconds inside its
+ *            read-side section, then checks its block again (default 0:
+ *            off). For the smoke test: without it a reuse under a reader is
+ *            seen only if it lands within that read's few nanoseconds, so a
+ *            mechanism with no grace period at all passes a short run.
  * Output: a markdown table of medians over the runs [min-max]; ratios are
  * taken within a repetition. Exit status: 0; 1 a canary violation or an
  * error; 2 usage.
@@ -37,11 +43,11 @@ struct peer_thr *peer_thr;
 unsigned int peer_threads;
 
 static struct {
-	unsigned int threads, runs, reads, slots;
+	unsigned int threads, runs, reads, slots, hold;
 	unsigned long frees, pool;
 	double secs;
 	const char *only, *data;
-} opt = {2, 5, 2, 256, 400000, 1024, 3.0, NULL, NULL};
+} opt = {2, 5, 2, 256, 0, 400000, 1024, 3.0, NULL, NULL};
 
 static atomic_ulong membarriers;
 static atomic_int go, stop;
@@ -107,10 +113,15 @@ void peer_read_block(struct peer_thr *t, unsigned long slot, unsigned long e)
 
 	t->reads++;
 	/* A slot that names no block (0: never filled) is a harness bug: never index the pool. */
-	if (!i || i > (unsigned long)peer_threads * opt.pool)
+	if (!i || i > (unsigned long)peer_threads * opt.pool) {
 		t->empty++;
-	else if (!peer_canary_ok(&peer_pool[i - 1], slot, e))
+	} else if (!peer_canary_ok(&peer_pool[i - 1], slot, e)) {
 		t->violations++;
+	} else if (opt.hold && t->reads % PEER_HOLD_EVERY == 0) {
+		usleep(opt.hold); /* a reader preempted with its reference: the others run */
+		if (!peer_canary_ok(&peer_pool[i - 1], slot, e))
+			t->violations++;
+	}
 }
 
 bool peer_hazarded(const struct peer_blk *b)
@@ -335,6 +346,8 @@ static int parse(int argc, char **argv)
 			opt.slots = (unsigned int)atoi(v);
 		else if (!strcmp(a, "--pool"))
 			opt.pool = strtoul(v, NULL, 10);
+		else if (!strcmp(a, "--hold"))
+			opt.hold = (unsigned int)atoi(v);
 		else if (!strcmp(a, "--only"))
 			opt.only = v;
 		else if (!strcmp(a, "--data"))
@@ -358,7 +371,8 @@ int main(int argc, char **argv)
 
 	if ((argc - 1) % 2 || parse(argc, argv)) {
 		fprintf(stderr, "usage: luf-peers [--threads N] [--frees N] [--secs S] [--runs N] "
-				"[--reads N] [--slots N] [--pool N] [--only NAME] [--data FILE]\n");
+				"[--reads N] [--slots N] [--pool N] [--hold US] [--only NAME] "
+				"[--data FILE]\n");
 		return 2;
 	}
 	for (unsigned int k = 0; k < opt.runs; k++) {
@@ -396,6 +410,8 @@ int main(int argc, char **argv)
 	printf("<!-- luf-peers --threads %u --frees %lu --secs %g --runs %u --reads %u --slots %u "
 	       "--pool %lu -->\n",
 	       opt.threads, opt.frees, opt.secs, opt.runs, opt.reads, opt.slots, opt.pool);
+	if (opt.hold)
+		printf("<!-- --hold %u: a check run, not a benchmark -->\n", opt.hold);
 	printf("| mechanism | frees/s | membarriers / 10^6 frees | flushes or grace periods / "
 	       "10^6 frees | peak held in deferred lists (KiB) | waiting allocations / 10^6 "
 	       "frees | wait p50 (µs) | wait p99 (µs) | luf frees/s ÷ this | violations |\n");
