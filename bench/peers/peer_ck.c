@@ -14,6 +14,7 @@
 #include "peers.h"
 
 _Static_assert(sizeof(ck_epoch_entry_t) <= sizeof(((struct peer_blk *)0)->mech), "entry");
+_Static_assert(offsetof(struct peer_blk, mech) % _Alignof(ck_epoch_entry_t) == 0, "entry");
 
 struct cthr {
 	ck_epoch_record_t rec;
@@ -24,15 +25,11 @@ struct cthr {
 
 static ck_epoch_t epoch;
 static struct cthr *ct;
-static unsigned long advances;
-static unsigned int last_epoch;
 
 static int init(unsigned int threads, unsigned long pool)
 {
 	(void)pool;
 	ck_epoch_init(&epoch);
-	last_epoch = epoch.epoch;
-	advances = 0;
 	ct = aligned_alloc(64, (threads * sizeof(*ct) + 63) / 64 * 64);
 	return ct ? 0 : -1;
 }
@@ -90,14 +87,6 @@ static void give_back(ck_epoch_entry_t *e)
 	peer_held(c->t, -1);
 }
 
-static void count_epoch(void)
-{
-	unsigned int now = ck_pr_load_uint(&epoch.epoch);
-
-	advances += now - last_epoch; /* one record thread updates at a time: approximate */
-	last_epoch = now;
-}
-
 static struct peer_blk *ck_get(struct peer_thr *t)
 {
 	struct cthr *c = t->priv;
@@ -109,7 +98,6 @@ static struct peer_blk *ck_get(struct peer_thr *t)
 		ck_epoch_poll(&c->rec);
 		if (!c->free)
 			ck_epoch_barrier(&c->rec);
-		count_epoch();
 		peer_wait_done(t, t0);
 	}
 	b = c->free;
@@ -122,18 +110,27 @@ static void ck_retire(struct peer_thr *t, struct peer_blk *b)
 	struct cthr *c = t->priv;
 
 	peer_held(t, 1);
+	/*
+	 * ck_epoch_call() tags the entry with the global epoch read by a plain
+	 * load and leaves ordering the unlink before that load to the caller
+	 * (ck's own example unlinks with ck_pr_fas_ptr(), a full barrier).
+	 * replace() unlinked @b with a release store, which the load may pass
+	 * (store buffer, x86 too): the entry would carry an epoch older than a
+	 * reader that began in the next epoch and still found @b, and a poll
+	 * could hand @b back under that reader.
+	 */
+	atomic_thread_fence(memory_order_seq_cst);
 	ck_epoch_call(&c->rec, (ck_epoch_entry_t *)(void *)b->mech, give_back);
 	if (++c->since_poll == PEER_BATCH) {
 		c->since_poll = 0;
 		ck_epoch_poll(&c->rec);
-		count_epoch();
 	}
 }
 
+/* The global epoch only moves forward, one step per advance: run_one() takes the difference. */
 static unsigned long grace_periods(void)
 {
-	count_epoch();
-	return advances;
+	return ck_pr_load_uint(&epoch.epoch);
 }
 
 const struct peer_mech peer_ck = {"ck-epoch", init,   thread_init, thread_fini,	 fini,

@@ -19,6 +19,7 @@
 #include "peers.h"
 
 _Static_assert(sizeof(struct luf_folio) <= sizeof(((struct peer_blk *)0)->mech), "entry");
+_Static_assert(offsetof(struct peer_blk, mech) % _Alignof(struct luf_folio) == 0, "entry");
 
 struct lthr {
 	struct luf_pcpu *pc;
@@ -98,7 +99,9 @@ static int thread_init(struct peer_thr *t)
 	if (!p)
 		return -1;
 	t->priv = p;
-	luf_user_set_thread_id(&g.u, t->id);
+	/* Without its own id the thread would pass for CPU 0 and share its per-CPU state. */
+	if (luf_user_set_thread_id(&g.u, t->id))
+		return -1;
 	p->pc = zalloc(luf_pcpu_size(g.threads));
 	p->fl = zalloc(luf_freelist_size(g.threads));
 	if (!p->pc || !p->fl ||

@@ -16,6 +16,7 @@
 #include "peers.h"
 
 _Static_assert(sizeof(struct rcu_head) <= sizeof(((struct peer_blk *)0)->mech), "entry");
+_Static_assert(offsetof(struct peer_blk, mech) % _Alignof(struct rcu_head) == 0, "entry");
 
 struct uthr {
 	struct peer_blk *free, *batch;

@@ -5,12 +5,18 @@
  * real threads and real system calls, the same workload (peers.h).
  *
  * Usage: luf-peers [--threads N] [--frees N] [--secs S] [--runs N]
- *                  [--reads N] [--slots N] [--pool N] [--only NAME] [--data FILE]
+ *                  [--reads N] [--slots N] [--pool N] [--hold US] [--only NAME]
+ *                  [--data FILE]
  *   --frees  retired blocks per run, all threads together (default 400000)
  *   --secs   a run also stops after S seconds (default 3)
  *   --runs   repetitions; each runs every mechanism once, in turn (default 5)
  *   --reads  protected reads per replaced block (default 2)
  *   --slots  slots per thread (256); --pool blocks per thread (1024)
+ *   --hold   one read in PEER_HOLD_EVERY sleeps US microseconds inside its
+ *            read-side section, then checks its block again (default 0:
+ *            off). For the smoke test: without it a reuse under a reader is
+ *            seen only if it lands within that read's few nanoseconds, so a
+ *            mechanism with no grace period at all passes a short run.
  * Output: a markdown table of medians over the runs [min-max]; ratios are
  * taken within a repetition. Exit status: 0; 1 a canary violation or an
  * error; 2 usage.
@@ -19,6 +25,7 @@
 #include <dlfcn.h>
 #include <limits.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,14 +43,16 @@ struct peer_thr *peer_thr;
 unsigned int peer_threads;
 
 static struct {
-	unsigned int threads, runs, reads, slots;
+	unsigned int threads, runs, reads, slots, hold;
 	unsigned long frees, pool;
 	double secs;
 	const char *only, *data;
-} opt = {2, 5, 2, 256, 400000, 1024, 3.0, NULL, NULL};
+} opt = {2, 5, 2, 256, 0, 400000, 1024, 3.0, NULL, NULL};
 
 static atomic_ulong membarriers;
 static atomic_int go, stop;
+static atomic_uint ready; /* threads whose slots all name a block */
+static atomic_uint done;  /* threads out of the loop (quota reached, or stop) */
 static const struct peer_mech *mech;
 
 /*
@@ -100,9 +109,19 @@ bool peer_canary_ok(const struct peer_blk *b, unsigned long slot, unsigned long 
 
 void peer_read_block(struct peer_thr *t, unsigned long slot, unsigned long e)
 {
+	unsigned long i = e & 0xffffffffu;
+
 	t->reads++;
-	if (!peer_canary_ok(&peer_pool[(e & 0xffffffffu) - 1], slot, e))
+	/* A slot that names no block (0: never filled) is a harness bug: never index the pool. */
+	if (!i || i > (unsigned long)peer_threads * opt.pool) {
+		t->empty++;
+	} else if (!peer_canary_ok(&peer_pool[i - 1], slot, e)) {
 		t->violations++;
+	} else if (opt.hold && t->reads % PEER_HOLD_EVERY == 0) {
+		usleep(opt.hold); /* a reader preempted with its reference: the others run */
+		if (!peer_canary_ok(&peer_pool[i - 1], slot, e))
+			t->violations++;
+	}
 }
 
 bool peer_hazarded(const struct peer_blk *b)
@@ -164,24 +183,29 @@ static void *thread_main(void *arg)
 	struct peer_thr *t = arg;
 	unsigned long quota = opt.frees / opt.threads;
 
-	if (mech->thread_init(t))
+	if (mech->thread_init(t)) {
+		atomic_store(&stop, 1); /* nobody reads: this thread's slots stay empty */
+		atomic_fetch_add(&ready, 1);
 		return (void *)1;
+	}
 	for (unsigned long k = 0; k < opt.slots; k++)
 		replace(t, k * opt.threads + t->id); /* first blocks: nothing retired */
+	atomic_fetch_add(&ready, 1);
 	while (!atomic_load(&go))
-		;
+		sched_yield(); /* leave the CPU to a sibling still filling its slots */
 	while (t->frees < quota && !atomic_load_explicit(&stop, memory_order_relaxed)) {
 		for (unsigned int r = 0; r < opt.reads; r++)
 			mech->read(t, rnd(t) % peer_nr_slots);
 		replace(t, (rnd(t) % opt.slots) * opt.threads + t->id);
 	}
+	atomic_fetch_add(&done, 1);
 	mech->thread_fini(t);
 	return NULL;
 }
 
 struct result {
 	double fps, barriers, gps, peak_kib, waits, p50, p99;
-	unsigned long violations;
+	unsigned long violations, empty;
 	int failed;
 };
 
@@ -234,24 +258,27 @@ static struct result run_one(const struct peer_mech *m)
 	}
 	atomic_store(&go, 0);
 	atomic_store(&stop, 0);
+	atomic_store(&ready, 0);
+	atomic_store(&done, 0);
 	for (unsigned int i = 0; i < T; i++)
 		pthread_create(&th[i], NULL, thread_main, &peer_thr[i]);
-	usleep(20000); /* let every thread fill its slots */
+	/*
+	 * Readers pick slots of every thread: start them only when every slot
+	 * names a block. A sleep is no such guarantee: on a loaded machine a
+	 * thread may not run for tens of milliseconds, and a read of its empty
+	 * slot took block index -1 (the bytes before the pool).
+	 */
+	while (atomic_load(&ready) < T)
+		usleep(1000);
 	mb0 = peer_membarriers();
 	gp0 = m->grace_periods();
 	for (unsigned int i = 0; i < T; i++)
 		peer_thr[i].frees = 0, peer_thr[i].waits = 0, peer_thr[i].nwait = 0;
 	t0 = peer_now();
 	atomic_store(&go, 1);
-	while (peer_now() - t0 < opt.secs) {
-		unsigned long f = 0;
-
+	/* Each thread stops at its quota: not reading their counters while they run. */
+	while (peer_now() - t0 < opt.secs && atomic_load(&done) < T && !atomic_load(&stop))
 		usleep(5000);
-		for (unsigned int i = 0; i < T; i++)
-			f += peer_thr[i].frees;
-		if (f >= opt.frees / T * T)
-			break;
-	}
 	atomic_store(&stop, 1);
 	for (unsigned int i = 0; i < T; i++) {
 		void *ret;
@@ -266,6 +293,7 @@ static struct result run_one(const struct peer_mech *m)
 		frees += t->frees;
 		waits += t->waits;
 		r.violations += t->violations;
+		r.empty += t->empty;
 		r.peak_kib += (double)t->peak_held * sizeof(struct peer_blk) / 1024.0;
 		memmove(&all[nw], t->wait_us, t->nwait * sizeof(*all));
 		nw += t->nwait;
@@ -318,6 +346,8 @@ static int parse(int argc, char **argv)
 			opt.slots = (unsigned int)atoi(v);
 		else if (!strcmp(a, "--pool"))
 			opt.pool = strtoul(v, NULL, 10);
+		else if (!strcmp(a, "--hold"))
+			opt.hold = (unsigned int)atoi(v);
 		else if (!strcmp(a, "--only"))
 			opt.only = v;
 		else if (!strcmp(a, "--data"))
@@ -341,7 +371,8 @@ int main(int argc, char **argv)
 
 	if ((argc - 1) % 2 || parse(argc, argv)) {
 		fprintf(stderr, "usage: luf-peers [--threads N] [--frees N] [--secs S] [--runs N] "
-				"[--reads N] [--slots N] [--pool N] [--only NAME] [--data FILE]\n");
+				"[--reads N] [--slots N] [--pool N] [--hold US] [--only NAME] "
+				"[--data FILE]\n");
 		return 2;
 	}
 	for (unsigned int k = 0; k < opt.runs; k++) {
@@ -353,9 +384,11 @@ int main(int argc, char **argv)
 				continue;
 			}
 			r[m] = run_one(mechs[m]);
-			if (r[m].failed || r[m].violations) {
+			if (r[m].failed || r[m].violations || r[m].empty) {
 				fprintf(stderr, "luf-peers: %s: %s\n", mechs[m]->name,
-					r[m].failed ? "failed" : "CANARY VIOLATION");
+					r[m].failed	  ? "failed"
+					: r[m].violations ? "CANARY VIOLATION"
+							  : "read a slot that names no block");
 				bad = 1;
 			}
 		}
@@ -377,6 +410,8 @@ int main(int argc, char **argv)
 	printf("<!-- luf-peers --threads %u --frees %lu --secs %g --runs %u --reads %u --slots %u "
 	       "--pool %lu -->\n",
 	       opt.threads, opt.frees, opt.secs, opt.runs, opt.reads, opt.slots, opt.pool);
+	if (opt.hold)
+		printf("<!-- --hold %u: a check run, not a benchmark -->\n", opt.hold);
 	printf("| mechanism | frees/s | membarriers / 10^6 frees | flushes or grace periods / "
 	       "10^6 frees | peak held in deferred lists (KiB) | waiting allocations / 10^6 "
 	       "frees | wait p50 (µs) | wait p99 (µs) | luf frees/s ÷ this | violations |\n");

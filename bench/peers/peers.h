@@ -36,20 +36,22 @@
 #define PEER_BATCH 64 /* retired blocks per fold / synchronize / poll */
 #define PEER_MAX_THREADS 64
 #define PEER_MAX_WAITS 65536 /* latency samples kept per thread */
+#define PEER_HOLD_EVERY 512  /* --hold: one read in this many sleeps holding its block */
 
 struct peer_blk {
 	atomic_ulong w[PEER_WORDS];
 	unsigned long idx;     /* index in the pool */
 	struct peer_blk *next; /* free list link (the mechanism's) */
 	unsigned int owner;    /* thread whose free list it returns to */
-	unsigned char
-	    mech[48]; /* the mechanism's embedded entry (rcu_head, ck_epoch_entry, luf_folio) */
+	/* The mechanism's embedded entry (rcu_head, ck_epoch_entry, luf_folio): pointers. */
+	_Alignas(void *) unsigned char mech[48];
 };
 
 struct peer_thr {
 	_Alignas(64) unsigned int id;
 	uint64_t rng;
 	unsigned long frees, reads, violations;
+	unsigned long empty;	       /* reads of a slot naming no block (a harness bug) */
 	unsigned long held, peak_held; /* blocks retired and not reusable yet */
 	atomic_ulong returned;	       /* of which handed back by another thread */
 	unsigned long waits, nwait;
@@ -79,7 +81,10 @@ extern unsigned int peer_threads;
 
 /* Check block @b against slot word @e: 1 if its canary matches. */
 bool peer_canary_ok(const struct peer_blk *b, unsigned long slot, unsigned long e);
-/* Read block of slot word @e (the part every mechanism shares) and count a bad canary. */
+/*
+ * Read block of slot word @e (the part every mechanism shares) and count a
+ * bad canary. Called inside the mechanism's read-side protection.
+ */
 void peer_read_block(struct peer_thr *t, unsigned long slot, unsigned long e);
 /* Is block @b named by any thread's hazard word? */
 bool peer_hazarded(const struct peer_blk *b);
