@@ -2,20 +2,18 @@
 #
 # What `cmake --install <build> [--prefix <dir>]` puts where, and how a
 # consumer finds it again. Include from the top-level CMakeLists.txt after
-# every library target exists (luf_headers, luf_static, luf_shared, and
-# lib/user's luf_user if built).
+# every library target exists (luf_static, luf_shared, and lib/user's
+# luf_user if built).
 #
 #   <prefix>/include/luf/*.h, luf/platform/*.h      the headers
 #   <prefix>/include/luf/luf_user.h                 lib/user's header (Linux)
 #   <libdir>/libluf.so.<ver>, libluf.so.<soversion>, libluf.so, libluf.a
 #   <libdir>/libluf_user.a                          lib/user's backends (Linux)
 #   <libdir>/cmake/luf/lufConfig.cmake ...          find_package(luf CONFIG):
-#       luf::headers  header-only (INTERFACE: include dir, Threads)
-#       luf::luf      libluf.so (defines LUF_LINKED for its users)
-#       luf::static   libluf.a  (the same, linked statically)
-#       luf::user     membarrier/mprotect backends (if built)
-#   <libdir>/pkgconfig/luf-headers.pc               header-only: Cflags only
-#   <libdir>/pkgconfig/luf.pc                       linked: -DLUF_LINKED, -lluf
+#       luf::luf      libluf.so: the slow paths; the fast paths are inline
+#       luf::static   libluf.a, the same
+#       luf::user     membarrier/mprotect backends (if built; link with one of the above)
+#   <libdir>/pkgconfig/luf.pc                       -I, -lluf
 #   <libdir>/pkgconfig/luf-user.pc                  the backends (if built)
 #
 # A build with LUF_DEBUG changes struct luf_folio: its packages carry
@@ -27,16 +25,15 @@ include(CMakePackageConfigHelpers)
 set(LUF_INSTALL_CMAKEDIR "${CMAKE_INSTALL_LIBDIR}/cmake/luf"
     CACHE STRING "Where lufConfig.cmake goes, relative to the prefix")
 set(LUF_INSTALL_PKGCONFIGDIR "${CMAKE_INSTALL_LIBDIR}/pkgconfig"
-    CACHE STRING "Where luf.pc and luf-headers.pc go, relative to the prefix")
+    CACHE STRING "Where luf.pc and luf-user.pc go, relative to the prefix")
 mark_as_advanced(LUF_INSTALL_CMAKEDIR LUF_INSTALL_PKGCONFIGDIR)
 
-# Exported names: luf::headers, luf::luf, luf::static (and luf::user), the
-# same as the aliases inside this build, so a consumer's CMake code reads
-# the same whether it uses add_subdirectory() or find_package().
-set_target_properties(luf_headers PROPERTIES EXPORT_NAME headers)
+# Exported names: luf::luf, luf::static (and luf::user), the same as the
+# aliases inside this build, so a consumer's CMake code reads the same
+# whether it uses add_subdirectory() or find_package().
 set_target_properties(luf_shared PROPERTIES EXPORT_NAME luf)
 set_target_properties(luf_static PROPERTIES EXPORT_NAME static)
-set(_luf_targets luf_headers luf_static luf_shared)
+set(_luf_targets luf_static luf_shared)
 set(LUF_HAVE_USER OFF)
 if(TARGET luf_user)
   set_target_properties(luf_user PROPERTIES EXPORT_NAME user)
@@ -45,7 +42,7 @@ if(TARGET luf_user)
 endif()
 
 install(DIRECTORY include/luf DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT devel
-        FILES_MATCHING PATTERN "*.h")
+        FILES_MATCHING PATTERN "*.h" PATTERN "kernel.h" EXCLUDE)
 if(LUF_HAVE_USER)
   install(FILES lib/user/luf_user.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/luf COMPONENT devel)
 endif()
@@ -89,7 +86,7 @@ set(LUF_PC_CFLAGS "")
 if(LUF_DEBUG)
   set(LUF_PC_CFLAGS " -DLUF_DEBUG")
 endif()
-set(_luf_pc luf-headers luf)
+set(_luf_pc luf)
 if(LUF_HAVE_USER)
   list(APPEND _luf_pc luf-user)
 endif()

@@ -29,6 +29,10 @@ What it does, comment by comment, outside function bodies only:
        a #define): a "/**<" trailing Doxygen comment (without --strict).
   /*   the file's first block after the SPDX line, "luf/x.h - summary":
        the "\\file" comment.
+  /**  kernel-doc block of a struct, union or enum: each "@member: text"
+       is also appended, as a "/**<" comment, to the line that declares
+       that member or enumerator (kernel-doc documents members in the
+       block above; Doxygen wants them beside each member).
 
 Everything else (SPDX lines, comments inside function bodies, text of
 code) passes through unchanged.
@@ -179,7 +183,66 @@ def next_decl(code_after):
     return head, is_fn
 
 
+AGG_DOC = re.compile(r"/\*\*(?!<)(.*?)\*/[ \t]*\n[ \t]*(?:struct|union|enum)\s+%s\s*\{" % IDENT, re.S)
+MEMBER_DEF = re.compile(r"^\s*\*\s?\s*@(%s)\s*:\s*(.*)$" % IDENT)
+
+
+def member_docs(block):
+    """{member: text} from the "@member: text" lines of a kernel-doc block
+    (a description runs on over the following lines until the next
+    "@name:", a blank line or a section such as "Return:")."""
+    docs, cur = {}, None
+    for line in block.split("\n"):
+        m = MEMBER_DEF.match(line)
+        body = re.sub(r"^\s*\*\s?", "", line).strip()
+        if m:
+            cur = m.group(1)
+            docs[cur] = m.group(2).strip()
+        elif cur and body and not re.match(r"^[A-Z][a-z]+:", body):
+            docs[cur] += " " + body
+        else:
+            cur = None
+    return docs
+
+
+def annotate_members(text):
+    """Append each documented member's text to its declaring line (see the
+    module comment); the line count does not change."""
+    out, pos = [], 0
+    for m in AGG_DOC.finditer(text):
+        docs = member_docs(m.group(1))
+        start = m.end()  # just after "{"
+        depth, i = 1, start
+        while i < len(text) and depth:
+            depth += {"{": 1, "}": -1}.get(text[i], 0)
+            i += 1
+        body = text[start:i]
+        lines = body.split("\n")
+        fnptr = None  # a function-pointer member whose declaration goes on
+        for n, line in enumerate(lines):
+            if "/*" in line or "#" in line.lstrip()[:1]:
+                continue
+            f = re.search(r"\(\s*\*\s*(%s)\s*\)\s*\(" % IDENT, line)
+            if f:
+                fnptr = f.group(1)
+            if fnptr:
+                if line.rstrip().endswith(";"):
+                    if fnptr in docs:
+                        lines[n] = line + " /**< " + inline_markup(docs[fnptr]) + " */"
+                    fnptr = None
+                continue
+            d = re.search(r"(%s)\s*(\[[^\]]*\])?\s*[;,]?\s*(=[^,;]*,?)?\s*$" % IDENT, line)
+            if d and d.group(1) in docs and line.strip():
+                lines[n] = line + " /**< " + inline_markup(docs[d.group(1)]) + " */"
+        out.append(text[pos:start] + "\n".join(lines))
+        pos = i
+    out.append(text[pos:])
+    return "".join(out)
+
+
 def filter_text(text, strict=False):
+    if not strict:
+        text = annotate_members(text)
     pieces = list(scan(text))
     out = []
     depth = []  # stack of brace kinds: "agg" (struct/union/enum) or "code"

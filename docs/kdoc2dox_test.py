@@ -36,6 +36,18 @@ struct x_s {
 	int m; /* a member */
 };
 
+/**
+ * struct x_k - kernel-doc members
+ * @n: the count, which
+ *	goes on
+ * @fn: a hook
+ */
+struct x_k {
+	unsigned long n;
+	int (*fn)(void *a,
+		  int b);
+};
+
 /* a comment on nothing */
 
 #if 1
@@ -55,6 +67,8 @@ EXPECT = [
     " * \\param a,b ugens.",
     " * \\return 0, or -EINVAL.",
     "\tint m; /**< a member */",
+    "\tunsigned long n; /**< the count, which goes on */",
+    "\t\t  int b); /**< a hook */",
     "/* a comment on nothing */",
 ]
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only OR MIT
 /*
- * lib/domain.c - an address space's pending set: set-up, end, settle
+ * An address space's pending set: set-up, end, settle
  * (luf/domain.h).
  */
 #include <luf/luf.h>
@@ -16,6 +16,7 @@ int luf_domain_init(struct luf_domain *dom, struct luf *l)
 	dom->magic = __luf_magic(dom, __LUF_MAGIC_DOMAIN);
 	return 0;
 }
+
 LUF_EXPORT(luf_domain_init);
 
 int luf_domain_fini(struct luf_domain *dom)
@@ -27,6 +28,7 @@ int luf_domain_fini(struct luf_domain *dom)
 	dom->magic = 0;
 	return 0;
 }
+
 LUF_EXPORT(luf_domain_fini);
 
 int luf_domain_settle(struct luf *l, unsigned int cpu, struct luf_domain *dom,
@@ -41,4 +43,5 @@ int luf_domain_settle(struct luf *l, unsigned int cpu, struct luf_domain *dom,
 	return __luf_shared_flush(l, cpu, &dom->set, scratch);
 #endif
 }
+
 LUF_EXPORT(luf_domain_settle);

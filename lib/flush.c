@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only OR MIT
 /*
- * lib/flush.c - the slow paths of luf/flush.h and luf/stats.h: setting up
+ * The slow paths of luf/flush.h and luf/stats.h: setting up
  * an instance, the flush protocol, outside flushes, the statistics sums.
  *
  * The same file builds libluf in user space and, vendored, lib/luf in a
@@ -9,18 +9,19 @@
 #include <luf/luf.h>
 
 int luf_init(struct luf *l, const struct luf_arch_ops *ops, void *arch,
-	     struct luf_done_cpu LUF_PERCPU *done, struct luf_stats_cpu LUF_PERCPU *stats,
+	     struct luf_done_cpu __percpu *done, struct luf_stats_cpu __percpu *stats,
 	     unsigned long start)
 {
 	unsigned int nr;
 
 	if (!l || !ops || !ops->flush || !ops->nr_cpu_ids || !ops->this_cpu || !done || !stats)
 		return -EINVAL;
-	if (__luf_live(l))
-		return -EBUSY;
+	/* Alignment first: a misaligned @l must not even be read as a struct luf. */
 	if (!__luf_cacheline_aligned(l) || !__luf_percpu_aligned(done) ||
 	    !__luf_percpu_aligned(stats))
 		return -EINVAL;
+	if (__luf_live(l))
+		return -EBUSY;
 	nr = ops->nr_cpu_ids(arch);
 	if (!nr || nr > LUF_MAX_CPUS)
 		return -EINVAL;
@@ -36,6 +37,7 @@ int luf_init(struct luf *l, const struct luf_arch_ops *ops, void *arch,
 	l->magic = __luf_magic(l, __LUF_MAGIC_LUF);
 	return 0;
 }
+
 LUF_EXPORT(luf_init);
 
 int luf_fini(struct luf *l)
@@ -45,6 +47,7 @@ int luf_fini(struct luf *l)
 	l->magic = 0;
 	return 0;
 }
+
 LUF_EXPORT(luf_fini);
 
 int luf_flush_batch(struct luf *l, unsigned int cpu, struct luf_batch *b)
@@ -82,13 +85,22 @@ int luf_flush_batch(struct luf *l, unsigned int cpu, struct luf_batch *b)
 	luf_batch_clear(b);
 	return 1;
 }
+
 LUF_EXPORT(luf_flush_batch);
 
 unsigned long luf_local_flush_begin(struct luf *l)
 {
 	return __luf_live(l) ? __luf_ugen_new(&l->ugen) : 0;
 }
+
 LUF_EXPORT(luf_local_flush_begin);
+
+unsigned long luf_ugen_advance(struct luf *l)
+{
+	return luf_local_flush_begin(l);
+}
+
+LUF_EXPORT(luf_ugen_advance);
 
 int luf_local_flush_end(struct luf *l, unsigned int cpu, unsigned long snap)
 {
@@ -99,6 +111,7 @@ int luf_local_flush_end(struct luf *l, unsigned int cpu, unsigned long snap)
 		       (long)__luf_done_mark_cpu(l->done, cpu, snap));
 	return 0;
 }
+
 LUF_EXPORT(luf_local_flush_end);
 
 unsigned long luf_flush_received(const struct luf *l, unsigned int cpu)
@@ -107,6 +120,7 @@ unsigned long luf_flush_received(const struct luf *l, unsigned int cpu)
 		return 0;
 	return __luf_read_once(&__luf_per_cpu(l->done, cpu)->received);
 }
+
 LUF_EXPORT(luf_flush_received);
 
 void luf_set_report(struct luf *l, luf_report_fn *fn)
@@ -114,6 +128,7 @@ void luf_set_report(struct luf *l, luf_report_fn *fn)
 	if (__luf_live(l))
 		l->report = fn;
 }
+
 LUF_EXPORT(luf_set_report);
 
 long luf_stats_sum(const struct luf *l, enum luf_stat_item item)
@@ -127,6 +142,7 @@ long luf_stats_sum(const struct luf *l, enum luf_stat_item item)
 		sum += __luf_read_once(&__luf_per_cpu(l->stats, c)->v[item]);
 	return (long)sum;
 }
+
 LUF_EXPORT(luf_stats_sum);
 
 long luf_stats_read(const struct luf *l, unsigned int cpu, enum luf_stat_item item)
@@ -135,12 +151,14 @@ long luf_stats_read(const struct luf *l, unsigned int cpu, enum luf_stat_item it
 		return 0;
 	return (long)__luf_read_once(&__luf_per_cpu(l->stats, cpu)->v[item]);
 }
+
 LUF_EXPORT(luf_stats_read);
 
 long luf_stats_nr_pend(const struct luf *l)
 {
 	return luf_stats_sum(l, LUF_STAT_FREE_PEND) - luf_stats_sum(l, LUF_STAT_PEND_RELEASED);
 }
+
 LUF_EXPORT(luf_stats_nr_pend);
 
 long luf_stats_nr_clean(const struct luf *l)
@@ -148,4 +166,5 @@ long luf_stats_nr_clean(const struct luf *l)
 	return luf_stats_sum(l, LUF_STAT_FREE_CLEAN) + luf_stats_sum(l, LUF_STAT_PEND_RELEASED) -
 	       luf_stats_sum(l, LUF_STAT_ALLOC_CLEAN);
 }
+
 LUF_EXPORT(luf_stats_nr_clean);

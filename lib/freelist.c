@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only OR MIT
 /*
- * lib/freelist.c - the deferred free list's slow paths: set-up, end, and
+ * The deferred free list's slow paths: set-up, end, and
  * moving the pend folios to clean (luf/freelist.h).
  */
 #include <luf/luf.h>
@@ -28,6 +28,7 @@ int luf_freelist_init(struct luf_freelist *fl, struct luf *l, struct luf_keytab 
 	fl->magic = __luf_magic(fl, __LUF_MAGIC_FREELIST);
 	return 0;
 }
+
 LUF_EXPORT(luf_freelist_init);
 
 int luf_freelist_fini(struct luf_freelist *fl)
@@ -39,7 +40,31 @@ int luf_freelist_fini(struct luf_freelist *fl)
 	fl->magic = 0;
 	return 0;
 }
+
 LUF_EXPORT(luf_freelist_fini);
+
+int luf_freelist_cache_key(struct luf_freelist *fl, struct luf_pcpu *pc, unsigned int key)
+{
+	struct luf_shared *s;
+	unsigned long seq;
+	bool done;
+
+	if (!__luf_freelist_fits(fl, pc) || !__luf_keytab_valid(fl->kt, key))
+		return -EINVAL;
+	s = __luf_keytab_entry(fl->kt, key);
+	seq = __luf_shared_read(s, pc->scratch);
+	if (!__luf_keytab_named(fl->kt, key))
+		return -EINVAL;
+	done = luf_batch_check_done(pc->scratch, fl->luf->done);
+	if (!done)
+		luf_batch_fold(fl->pend_set, pc->scratch);
+	fl->cache_key = (unsigned short)key;
+	fl->cache_seq = seq;
+	fl->cache_done = done;
+	return done;
+}
+
+LUF_EXPORT(luf_freelist_cache_key);
 
 /* Splice every pend folio onto the front of the clean list: their sets are done. */
 static void luf_freelist_release_pend(struct luf_freelist *fl, struct luf_pcpu *pc)
@@ -82,4 +107,5 @@ int luf_freelist_refill(struct luf_freelist *fl, struct luf_pcpu *pc, unsigned i
 	luf_freelist_release_pend(fl, pc);
 	return 1;
 }
+
 LUF_EXPORT(luf_freelist_refill);

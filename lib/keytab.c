@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only OR MIT
 /*
- * lib/keytab.c - setting up and ending a key table (luf/keytab.h).
+ * Setting up and ending a key table (luf/keytab.h).
  */
 #include <luf/luf.h>
 
@@ -21,6 +21,7 @@ int luf_keytab_init(struct luf_keytab *kt, struct luf *l, unsigned int nr_keys)
 	kt->magic = __luf_magic(kt, __LUF_MAGIC_KEYTAB);
 	return 0;
 }
+
 LUF_EXPORT(luf_keytab_init);
 
 int luf_keytab_fini(struct luf_keytab *kt)
@@ -30,4 +31,5 @@ int luf_keytab_fini(struct luf_keytab *kt)
 	kt->magic = 0;
 	return 0;
 }
+
 LUF_EXPORT(luf_keytab_fini);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only OR MIT
 /*
- * lib/pcpu.c - a CPU's batching state: set-up, end, flushing a key now
+ * A CPU's batching state: set-up, end, flushing a key now
  * (luf/pcpu.h).
  */
 #include <luf/luf.h>
@@ -29,6 +29,7 @@ int luf_pcpu_init(struct luf_pcpu *pc, struct luf *l, struct luf_keytab *kt, uns
 	pc->magic = __luf_magic(pc, __LUF_MAGIC_PCPU);
 	return 0;
 }
+
 LUF_EXPORT(luf_pcpu_init);
 
 int luf_pcpu_fini(struct luf_pcpu *pc)
@@ -40,6 +41,7 @@ int luf_pcpu_fini(struct luf_pcpu *pc)
 	pc->magic = 0;
 	return 0;
 }
+
 LUF_EXPORT(luf_pcpu_fini);
 
 int luf_key_flush(struct luf_pcpu *pc, unsigned int key)
@@ -55,4 +57,5 @@ int luf_key_flush(struct luf_pcpu *pc, unsigned int key)
 		return ret;
 	return __luf_shared_flush(pc->luf, pc->cpu, __luf_keytab_entry(pc->kt, key), pc->scratch);
 }
+
 LUF_EXPORT(luf_key_flush);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only OR MIT
 /*
- * lib/upgrade.c - the write-upgrade abort (luf/upgrade.h): flush a
+ * The write-upgrade abort (luf/upgrade.h): flush a
  * folio's key or an address space's pending set before a write could
  * observe a stale read-only translation (S2).
  */
@@ -28,6 +28,7 @@ int luf_abort_key(struct luf_pcpu *pc, unsigned int key, enum luf_abort_cause ca
 	return 0;
 #endif
 }
+
 LUF_EXPORT(luf_abort_key);
 
 int luf_abort_domain(struct luf_pcpu *pc, struct luf_domain *dom, enum luf_abort_cause cause)
@@ -51,4 +52,5 @@ int luf_abort_domain(struct luf_pcpu *pc, struct luf_domain *dom, enum luf_abort
 	return 0;
 #endif
 }
+
 LUF_EXPORT(luf_abort_domain);

@@ -29,7 +29,7 @@ run(2 "--rounds wants a number in 1\\.\\.[0-9]+, not '99999999999999999999999'"
     --rounds 99999999999999999999999)
 run(2 "--rounds wants a number in 1\\.\\.[0-9]+, not ' 5'" --rounds " 5")
 run(2 "--cpus wants a number in 2\\.\\.8192, not '1'" --cpus 1)
-run(2 "--cpus wants a number in 2\\.\\.8192, not '4097'" --cpus 4097)
+run(2 "--cpus wants a number in 2\\.\\.8192, not '8193'" --cpus 8193)
 run(2 "--cpus wants a number in 2\\.\\.8192, not '-16'" --cpus -16)
 run(2 "--cpus wants a number in 2\\.\\.8192, not '4294967298'" --cpus 4294967298)
 run(2 "--mms wants a number in 1\\.\\.[0-9]+, not '0'" --mms 0)

@@ -190,14 +190,13 @@ static inline int luf_batch_copy(struct luf_batch *dst, const struct luf_batch *
  */
 static inline bool luf_batch_equal(const struct luf_batch *a, const struct luf_batch *b)
 {
-	return a->nr_cpus == b->nr_cpus &&
-	       __luf_read_once(&a->ugen) == __luf_read_once(&b->ugen) &&
+	return a->nr_cpus == b->nr_cpus && __luf_read_once(&a->ugen) == __luf_read_once(&b->ugen) &&
 	       __luf_read_once(&a->writable) == __luf_read_once(&b->writable) &&
 	       luf_cpumask_equal(a->cpus, b->cpus, a->nr_cpus);
 }
 
-/* Has @cpu flushed far enough for a set stamped @ugen? The one comparison diet and check_done share. */
-static inline bool __luf_cpu_done(const struct luf_done_cpu LUF_PERCPU *d, unsigned int cpu,
+/* Has @cpu flushed far enough for a set stamped @ugen? (diet's and check_done's test) */
+static inline bool __luf_cpu_done(const struct luf_done_cpu __percpu *d, unsigned int cpu,
 				  unsigned long ugen)
 {
 #if defined(LUF_MUTANT_DIET_EARLY)
@@ -217,7 +216,7 @@ static inline bool __luf_cpu_done(const struct luf_done_cpu LUF_PERCPU *d, unsig
  * Return: true iff @b is empty or done[cpu] >= ugen for every CPU in it.
  */
 static inline bool luf_batch_check_done(const struct luf_batch *b,
-					const struct luf_done_cpu LUF_PERCPU *d)
+					const struct luf_done_cpu __percpu *d)
 {
 	unsigned long ugen = __luf_read_once(&b->ugen);
 	unsigned int words = LUF_CPUMASK_WORDS(b->nr_cpus);
@@ -247,7 +246,7 @@ static inline bool luf_batch_check_done(const struct luf_batch *b,
  * Return: the number of CPUs dropped.
  */
 static inline unsigned int luf_batch_diet(struct luf_batch *b,
-					  const struct luf_done_cpu LUF_PERCPU *d)
+					  const struct luf_done_cpu __percpu *d)
 {
 	unsigned long ugen = __luf_read_once(&b->ugen);
 	unsigned int words = LUF_CPUMASK_WORDS(b->nr_cpus), dropped = 0;

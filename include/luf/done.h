@@ -9,7 +9,7 @@
  * flags thread measured contended cmpxchg retries falling from 1,208 to 68
  * once the hot words were split onto separate lines, and luf counts its own
  * retries in LUF_STAT_CAS_RETRY. In a kernel the counters are a per-CPU
- * variable; in user space an array indexed by CPU id (LUF_PERCPU).
+ * variable; in user space an array indexed by CPU id (__percpu).
  * Source: LUF RFC v12, per-CPU ugen_done.
  */
 #ifndef LUF_DONE_H
@@ -47,7 +47,7 @@ static inline size_t luf_done_size(unsigned int nr_cpus)
  * source they will be compared with (so that no stamp handed out later
  * looks done already, even just below the wrap).
  */
-static inline void __luf_done_init(struct luf_done_cpu LUF_PERCPU *d, unsigned int nr_cpus,
+static inline void __luf_done_init(struct luf_done_cpu __percpu *d, unsigned int nr_cpus,
 				   unsigned long start)
 {
 	unsigned int c;
@@ -71,8 +71,7 @@ static inline void __luf_done_init(struct luf_done_cpu LUF_PERCPU *d, unsigned i
  * Context: any; one load of @cpu's line.
  * Return: a ugen.
  */
-static inline unsigned long luf_done_read(const struct luf_done_cpu LUF_PERCPU *d,
-					  unsigned int cpu)
+static inline unsigned long luf_done_read(const struct luf_done_cpu __percpu *d, unsigned int cpu)
 {
 #if defined(LUF_MUTANT_DONE_RELAXED)
 	/* Mutant: no acquire; the reuse may be ordered before the flush it relies on. */
@@ -91,8 +90,8 @@ static inline unsigned long luf_done_read(const struct luf_done_cpu LUF_PERCPU *
  * (S4). Internal: luf_local_flush_end() is the checked way in.
  * Returns the number of compare-and-swap retries (LUF_STAT_CAS_RETRY).
  */
-static inline unsigned long __luf_done_mark_cpu(struct luf_done_cpu LUF_PERCPU *d,
-						unsigned int cpu, unsigned long ugen)
+static inline unsigned long __luf_done_mark_cpu(struct luf_done_cpu __percpu *d, unsigned int cpu,
+						unsigned long ugen)
 {
 	unsigned long *p = &__luf_per_cpu(d, cpu)->done;
 	unsigned long old = __luf_read_once(p), retries = 0;
@@ -114,7 +113,7 @@ static inline unsigned long __luf_done_mark_cpu(struct luf_done_cpu LUF_PERCPU *
  * successfully, and count one flush request received by each. Returns the
  * number of compare-and-swap retries.
  */
-static inline unsigned long __luf_done_mark(struct luf_done_cpu LUF_PERCPU *d,
+static inline unsigned long __luf_done_mark(struct luf_done_cpu __percpu *d,
 					    const unsigned long *cpus, unsigned int nr_cpus,
 					    unsigned long ugen)
 {

@@ -53,8 +53,8 @@ struct luf {
 	const struct luf_arch_ops *ops;
 	void *arch;
 	unsigned int nr_cpus;
-	struct luf_done_cpu LUF_PERCPU *done;
-	struct luf_stats_cpu LUF_PERCPU *stats;
+	struct luf_done_cpu __percpu *done;
+	struct luf_stats_cpu __percpu *stats;
 	luf_report_fn *report;
 	unsigned long magic;
 };
@@ -109,7 +109,7 @@ static inline bool __luf_cacheline_aligned(const void *p)
  * on error.
  */
 int luf_init(struct luf *l, const struct luf_arch_ops *ops, void *arch,
-	     struct luf_done_cpu LUF_PERCPU *done, struct luf_stats_cpu LUF_PERCPU *stats,
+	     struct luf_done_cpu __percpu *done, struct luf_stats_cpu __percpu *stats,
 	     unsigned long start);
 
 /**
@@ -155,6 +155,47 @@ int luf_flush_batch(struct luf *l, unsigned int cpu, struct luf_batch *b);
  * Return: the snapshot, a ugen (never 0); 0 if @l is not a live instance.
  */
 unsigned long luf_local_flush_begin(struct luf *l);
+
+/**
+ * luf_flush_snapshot() - a write-free snapshot for a full flush done outside luf
+ * @l: a live instance
+ *
+ * The cheap form of luf_local_flush_begin() for hot paths (a context
+ * switch, a TLB-flush interrupt handler): it only reads the ugen source,
+ * so it covers every removal stamped before the source last moved (a
+ * flush, luf_local_flush_begin(), luf_ugen_advance()), not the ones
+ * stamped since. A caller that marks CPUs done this way advances the
+ * source after it folds a batch. Take it before the flush starts; pass it
+ * to luf_local_flush_end() once the flush has completed.
+ *
+ * Context: any, interrupts off too; one load of the source's line.
+ * Return: a ugen; 0 (which luf_local_flush_end() refuses) if the source
+ * never moved.
+ */
+static inline unsigned long luf_flush_snapshot(const struct luf *l)
+{
+	/* Acquire: the flush (and the reads it depends on) stay after the read. */
+#if defined(LUF_MUTANT_SNAPSHOT_AHEAD)
+	/* Mutant: claims the next ugen, not yet handed out (breaks S1). */
+	return __luf_load_acquire(&l->ugen.cur) + 1;
+#else
+	return __luf_load_acquire(&l->ugen.cur);
+#endif
+}
+
+/**
+ * luf_ugen_advance() - advance the ugen source
+ * @l: a live instance
+ *
+ * Every removal stamped before the call is then covered by any flush that
+ * snapshots the source afterwards, even with luf_flush_snapshot(). Call
+ * it after folding a batch (luf_pcpu_fold()) when CPUs report their own
+ * flushes with that cheap snapshot.
+ *
+ * Context: any; one atomic add on the source's line.
+ * Return: the new ugen (never 0); 0 if @l is not a live instance.
+ */
+unsigned long luf_ugen_advance(struct luf *l);
 
 /**
  * luf_local_flush_end() - record that CPU @cpu completed a full flush

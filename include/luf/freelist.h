@@ -26,9 +26,14 @@
 #include "folio.h"
 #include "pcpu.h"
 
-/* Recover the caller's descriptor of type @type from its embedded struct luf_folio @member at @ptr. */
+/*
+ * The caller's descriptor (@type) around its struct luf_folio @member at
+ * @ptr. (clang-format would glue the minus to the cast.)
+ */
+/* clang-format off */
 #define luf_folio_entry(ptr, type, member) \
-	((type *)(uintptr_t)((const char *)(ptr) - offsetof(type, member)))
+	((type *)((uintptr_t)(ptr) - offsetof(type, member)))
+/* clang-format on */
 
 /* The caller may block on a flush (luf_alloc()'s flags). */
 #define LUF_ALLOC_MAY_FLUSH 0x1u
@@ -154,31 +159,24 @@ static inline void __luf_folio_track(struct luf_folio *f, const char *file, int 
 #endif
 }
 
-/*
- * The verdict for @key when the list's cache does not hold it: a
- * consistent copy of the key's set (its verdict and the pend set agree),
- * folded into the pend set if not done. Out of line: it runs once per run
- * of frees with one key, and keeps luf_free_at() small enough to inline.
- * Returns 1 done, 0 not done, -EINVAL for a key that no fold ever named:
- * freeing under it would claim a set nobody recorded (flushing such a key
- * writes its entry, but names nothing).
+/**
+ * luf_freelist_cache_key() - judge @key's set for a run of frees
+ * @fl: the list
+ * @pc: the caller's CPU state (its scratch set)
+ * @key: a key below the table's nr_keys, not 0
+ *
+ * luf_free() calls it when the list's one-key verdict cache does not hold
+ * the key. It takes a consistent copy of the key's set (so its verdict and
+ * the pend set agree), folds it into the pend set if not done, and caches
+ * the verdict with the set's seqcount. Out of line: it runs once per run
+ * of frees with one key, and keeps luf_free() small enough to inline.
+ *
+ * Context: any; reads the key's entry, writes @fl and @pc's scratch set.
+ * Return: 1 done, 0 not done; -EINVAL for bad arguments or a key that no
+ * fold ever named: freeing under it would claim a set nobody recorded
+ * (flushing such a key writes its entry, but names nothing).
  */
-static __luf_cold int __luf_free_lookup(struct luf_freelist *fl, struct luf_pcpu *pc,
-					struct luf_shared *s, unsigned short key)
-{
-	unsigned long seq = __luf_shared_read(s, pc->scratch);
-	bool done;
-
-	if (!__luf_keytab_named(fl->kt, key))
-		return -EINVAL;
-	done = luf_batch_check_done(pc->scratch, fl->luf->done);
-	if (!done)
-		luf_batch_fold(fl->pend_set, pc->scratch);
-	fl->cache_key = key;
-	fl->cache_seq = seq;
-	fl->cache_done = done;
-	return done;
-}
+int luf_freelist_cache_key(struct luf_freelist *fl, struct luf_pcpu *pc, unsigned int key);
 
 /**
  * luf_free_at() - free a folio into the list (use luf_free())
@@ -219,7 +217,7 @@ static inline int luf_free_at(struct luf_freelist *fl, struct luf_pcpu *pc, stru
 		if (luf_likely(key == fl->cache_key && __luf_shared_seq(s) == fl->cache_seq))
 			done = fl->cache_done;
 		else
-			done = __luf_free_lookup(fl, pc, s, (unsigned short)key);
+			done = luf_freelist_cache_key(fl, pc, key);
 		if (luf_unlikely(done < 0))
 			return done;
 	}

@@ -76,8 +76,7 @@ static inline bool __luf_keytab_valid(const struct luf_keytab *kt, unsigned int 
 }
 
 /* The shared set of @key, which must be below nr_keys. */
-static inline struct luf_shared *__luf_keytab_entry(const struct luf_keytab *kt,
-						    unsigned int key)
+static inline struct luf_shared *__luf_keytab_entry(const struct luf_keytab *kt, unsigned int key)
 {
 	return (struct luf_shared *)(uintptr_t)((const char *)(kt + 1) + (size_t)key * kt->stride);
 }

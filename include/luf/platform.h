@@ -3,8 +3,9 @@
  * luf/platform.h - select the platform shim.
  *
  * Inside a kernel build (__KERNEL__ defined by Kbuild) the core headers
- * use platform/kernel.h; everywhere else platform/user.h (C11 atomics).
- * Nothing else in include/luf/ includes a libc or kernel header.
+ * use platform/kernel.h; everywhere else platform/user.h (GCC and Clang
+ * __atomic builtins), which a kernel tree does not carry. Nothing else in
+ * include/luf/ includes a libc or kernel header.
  */
 #ifndef LUF_PLATFORM_H
 #define LUF_PLATFORM_H

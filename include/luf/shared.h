@@ -102,7 +102,7 @@ static inline void __luf_shared_write_end(struct luf_shared *s, unsigned long fl
 
 /* Has every CPU of the shared set flushed? Lock-free and write-free (luf_batch_check_done()). */
 static inline bool __luf_shared_check_done(const struct luf_shared *s,
-					   const struct luf_done_cpu LUF_PERCPU *d)
+					   const struct luf_done_cpu __percpu *d)
 {
 	unsigned long seq;
 	bool done;
@@ -166,7 +166,7 @@ static inline bool __luf_shared_covers(const struct luf_shared *s, const unsigne
  */
 static inline void __luf_shared_add(struct luf_shared *s, const unsigned long *cpus,
 				    unsigned long ugen, bool writable,
-				    const struct luf_done_cpu LUF_PERCPU *d)
+				    const struct luf_done_cpu __percpu *d)
 {
 	unsigned long flags = __luf_shared_write_begin(s);
 

@@ -109,7 +109,7 @@ static inline size_t luf_stats_size(unsigned int nr_cpus)
 }
 
 /* Zero the counters of every possible CPU of @s. */
-static inline void __luf_stats_init(struct luf_stats_cpu LUF_PERCPU *s, unsigned int nr_cpus)
+static inline void __luf_stats_init(struct luf_stats_cpu __percpu *s, unsigned int nr_cpus)
 {
 	unsigned int c;
 
@@ -124,7 +124,7 @@ static inline void __luf_stats_init(struct luf_stats_cpu LUF_PERCPU *s, unsigned
  * relaxed load and store, so two writers of one block may lose counts
  * (never corrupt anything else).
  */
-static inline void __luf_stat_add(struct luf_stats_cpu LUF_PERCPU *s, unsigned int cpu,
+static inline void __luf_stat_add(struct luf_stats_cpu __percpu *s, unsigned int cpu,
 				  enum luf_stat_item item, long delta)
 {
 	unsigned long *p = &__luf_per_cpu(s, cpu)->v[item];
@@ -133,7 +133,7 @@ static inline void __luf_stat_add(struct luf_stats_cpu LUF_PERCPU *s, unsigned i
 }
 
 /* Add 1 to @item of CPU @cpu's block (owner-only, as __luf_stat_add()). */
-static inline void __luf_stat_inc(struct luf_stats_cpu LUF_PERCPU *s, unsigned int cpu,
+static inline void __luf_stat_inc(struct luf_stats_cpu __percpu *s, unsigned int cpu,
 				  enum luf_stat_item item)
 {
 	__luf_stat_add(s, cpu, item, 1);

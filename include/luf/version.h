@@ -9,11 +9,11 @@
 #define LUF_VERSION_H
 
 #define LUF_VERSION_MAJOR 0 /* incompatible API changes (from 1.0 on) */
-#define LUF_VERSION_MINOR 1 /* new API; before 1.0, also incompatible changes */
+#define LUF_VERSION_MINOR 2 /* new API; before 1.0, also incompatible changes */
 #define LUF_VERSION_PATCH 0 /* fixes only */
 /* The version as one number, (major << 16 | minor << 8 | patch). */
 #define LUF_VERSION ((LUF_VERSION_MAJOR << 16) | (LUF_VERSION_MINOR << 8) | LUF_VERSION_PATCH)
 /* The version as text, "major.minor.patch". */
-#define LUF_VERSION_STRING "0.1.0"
+#define LUF_VERSION_STRING "0.2.0"
 
 #endif /* LUF_VERSION_H */

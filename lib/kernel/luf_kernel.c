@@ -151,14 +151,13 @@ void luf_kernel_destroy(struct luf_kernel *k)
 	if (!k)
 		return;
 	if (k->pcpu) {
-		for_each_possible_cpu(cpu)
-		{
+		for_each_possible_cpu(cpu) {
 			free_cpumask_var(per_cpu_ptr(k->pcpu, cpu)->mask);
 		}
 		free_percpu(k->pcpu);
 	}
-	kvfree(k->raw_done);
-	kvfree(k->raw_stats);
+	free_percpu(k->done);
+	free_percpu(k->stats);
 	kvfree(k->raw_self);
 }
 
@@ -174,13 +173,12 @@ struct luf_kernel *luf_kernel_create(unsigned long start)
 	if (!k)
 		return NULL;
 	k->raw_self = raw;
-	k->done = luf_kernel_zalloc(luf_done_size(nr), &k->raw_done);
-	k->stats = luf_kernel_zalloc(luf_stats_size(nr), &k->raw_stats);
+	k->done = alloc_percpu(struct luf_done_cpu);
+	k->stats = alloc_percpu(struct luf_stats_cpu);
 	k->pcpu = alloc_percpu(struct luf_kernel_cpu);
 	if (!k->done || !k->stats || !k->pcpu)
 		goto fail;
-	for_each_possible_cpu(cpu)
-	{
+	for_each_possible_cpu(cpu) {
 		if (!zalloc_cpumask_var(&per_cpu_ptr(k->pcpu, cpu)->mask, GFP_KERNEL))
 			goto fail;
 	}
@@ -214,13 +212,13 @@ int luf_kernel_local_flush(struct luf_kernel *k)
 	return ret;
 }
 
-void luf_kernel_mask_from_cpumask(unsigned long *dst, unsigned int nr_cpus, const struct cpumask *src)
+void luf_kernel_mask_from_cpumask(unsigned long *dst, unsigned int nr_cpus,
+				  const struct cpumask *src)
 {
 	unsigned int cpu;
 
 	luf_cpumask_clear(dst, nr_cpus);
-	for_each_cpu(cpu, src)
-	{
+	for_each_cpu(cpu, src) {
 		if (cpu >= nr_cpus)
 			break;
 		luf_cpumask_set_cpu(dst, nr_cpus, cpu);
@@ -232,7 +230,7 @@ void luf_kernel_mask_to_cpumask(struct cpumask *dst, const unsigned long *src, u
 	unsigned int cpu;
 
 	cpumask_clear(dst);
-	luf_for_each_cpu (cpu, src, nr_cpus) {
+	luf_for_each_cpu(cpu, src, nr_cpus) {
 		if (cpu >= nr_cpu_ids)
 			break;
 		__cpumask_set_cpu(cpu, dst);
@@ -262,8 +260,7 @@ unsigned long luf_kernel_ipis(struct luf_kernel *k)
 	unsigned long n = 0;
 	unsigned int cpu;
 
-	for_each_possible_cpu(cpu)
-	{
+	for_each_possible_cpu(cpu) {
 		n += READ_ONCE(per_cpu_ptr(k->pcpu, cpu)->ipis);
 	}
 	return n;

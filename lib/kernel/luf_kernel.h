@@ -59,10 +59,10 @@ struct luf_kernel_cpu {
 
 struct luf_kernel {
 	struct luf luf; /* first: cache-line aligned like the whole struct */
-	struct luf_done_cpu *done;
-	struct luf_stats_cpu *stats;
+	struct luf_done_cpu __percpu *done;
+	struct luf_stats_cpu __percpu *stats;
 	struct luf_kernel_cpu __percpu *pcpu;
-	void *raw_done, *raw_stats, *raw_self;
+	void *raw_self;
 	LUF_CACHE_ALIGNED atomic_long_t gen; /* flush generation: own line */
 	atomic_long_t flush_calls;	     /* ops->flush / flush_all calls that sent IPIs */
 };
@@ -92,10 +92,12 @@ void luf_kernel_destroy(struct luf_kernel *k);
 int luf_kernel_local_flush(struct luf_kernel *k);
 
 /* Copy a kernel cpumask (e.g. mm_cpumask(mm)) into a luf mask of @nr_cpus bits. */
-void luf_kernel_mask_from_cpumask(unsigned long *dst, unsigned int nr_cpus, const struct cpumask *src);
+void luf_kernel_mask_from_cpumask(unsigned long *dst, unsigned int nr_cpus,
+				  const struct cpumask *src);
 
 /* Copy a luf mask of @nr_cpus bits into a kernel cpumask; O(CPUs in the set). */
-void luf_kernel_mask_to_cpumask(struct cpumask *dst, const unsigned long *src, unsigned int nr_cpus);
+void luf_kernel_mask_to_cpumask(struct cpumask *dst, const unsigned long *src,
+				unsigned int nr_cpus);
 
 /**
  * luf_kernel_gen_stamp() - the flush generation a flush must reach to cover

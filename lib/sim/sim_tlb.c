@@ -85,8 +85,7 @@ void sim_tlb_fill(struct luf_sim *sim, unsigned int cpu, unsigned int dom, uint3
 		e |= SIM_E_W;
 	if (pte & SIM_PTE_D)
 		e |= SIM_E_D;
-	atomic_fetch_or_explicit(&sim->doms[dom].mask[cpu / LUF_BITS_PER_LONG],
-				 1ul << (cpu % LUF_BITS_PER_LONG), memory_order_relaxed);
+	__luf_set_bit(cpu, sim->doms[dom].mask);
 	if (old & SIM_E_VALID) {
 		sim_drop_refs(sim, old);
 	} else {
@@ -120,10 +119,10 @@ void sim_flush_mm(struct luf_sim *sim, unsigned int cpu, unsigned int dom)
 
 	sim_copy_mask(sim, dom, m);
 	g = luf_local_flush_begin(sim->luf);
-	luf_for_each_cpu (c, m, n) {
+	luf_for_each_cpu(c, m, n) {
 		sim_tlb_flush_cpu(sim, c, c != cpu);
 	}
-	luf_for_each_cpu (c, m, n) {
+	luf_for_each_cpu(c, m, n) {
 		luf_local_flush_end(sim->luf, c, g);
 	}
 	__luf_add_relaxed(&sim->mm_flushes, 1);
@@ -137,7 +136,8 @@ static bool sim_flush_fails(struct luf_sim *sim)
 	unsigned long n = __luf_read_once(&sim->fail_next);
 
 	while (n) {
-		if (atomic_compare_exchange_weak(&sim->fail_next, &n, n - 1))
+		if (__atomic_compare_exchange_n(&sim->fail_next, &n, n - 1, true, __ATOMIC_SEQ_CST,
+						__ATOMIC_SEQ_CST))
 			return true;
 	}
 	return sim->cfg.flush_fail_permille &&
@@ -158,7 +158,7 @@ static int sim_arch_flush(void *arch, const unsigned long *cpus, unsigned int nr
 		sim_tctx.flush_failed++;
 		return -EIO;
 	}
-	luf_for_each_cpu (c, cpus, nr_cpus) {
+	luf_for_each_cpu(c, cpus, nr_cpus) {
 		sim_tlb_flush_cpu(sim, c, c != sim_tctx.cpu);
 	}
 	__luf_add_relaxed(&sim->luf_flushes, 1);
@@ -230,9 +230,7 @@ int luf_sim_ctx_switch(struct luf_sim *sim, unsigned int cpu)
 			      cpu, d, g);
 	/* Switched away from every domain: it caches none of them now. */
 	for (unsigned int dm = 0; dm < sim->cfg.nr_domains; dm++)
-		atomic_fetch_and_explicit(&sim->doms[dm].mask[cpu / LUF_BITS_PER_LONG],
-					  ~(1ul << (cpu % LUF_BITS_PER_LONG)),
-					  memory_order_relaxed);
+		__luf_clear_bit(cpu, sim->doms[dm].mask);
 	return sim_leave(sim, cpu, 0);
 }
 

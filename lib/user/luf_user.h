@@ -125,7 +125,8 @@ extern const struct luf_arch_ops luf_user_ops;
 
 /**
  * luf_user_membarrier_open() - open the membarrier backend.
- * @u: zeroed or closed storage. @cfg: options, or NULL for the defaults.
+ * @u: zeroed or closed storage
+ * @cfg: options, or NULL for the defaults
  *
  * Queries the supported commands (MEMBARRIER_CMD_QUERY), registers the
  * process for MEMBARRIER_CMD_PRIVATE_EXPEDITED (and _SYNC_CORE with
@@ -149,8 +150,9 @@ extern const struct luf_arch_ops luf_user_ops;
 int luf_user_membarrier_open(struct luf_user *u, const struct luf_user_config *cfg);
 
 /**
- * luf_user_mprotect_open() - open the mprotect fallback backend.
- * @u: zeroed or closed storage. @cfg: options, or NULL.
+ * luf_user_mprotect_open() - open the mprotect fallback backend
+ * @u: zeroed or closed storage
+ * @cfg: options, or NULL
  *
  * Maps one private anonymous page, locks it in memory (mlock: a page
  * swapped out between the touch and the protection change would owe no
@@ -181,12 +183,12 @@ int luf_user_membarrier_open(struct luf_user *u, const struct luf_user_config *c
 int luf_user_mprotect_open(struct luf_user *u, const struct luf_user_config *cfg);
 
 /**
- * luf_user_backend_open() - open the best sound backend: membarrier, else
- * mprotect where it is sound (x86-64, or forced), else fail. Never opens a
- * backend without a barrier.
- * @u: zeroed or closed storage. @cfg: options, or NULL.
+ * luf_user_backend_open() - open the best sound backend
+ * @u: zeroed or closed storage
+ * @cfg: options, or NULL
  *
- * luf_user_kind() then says which was chosen and luf_user_why() why, e.g.
+ * Membarrier, else mprotect where it is sound (x86-64, or forced), else
+ * fail: it never opens a backend without a barrier. luf_user_kind() then says which was chosen and luf_user_why() why, e.g.
  * "membarrier: PRIVATE_EXPEDITED (kernel commands 0x3ff)" or
  * "mprotect: membarrier unavailable: blocked (seccomp?) (-EPERM)".
  * Blocks: as the two opens.
@@ -197,9 +199,12 @@ int luf_user_mprotect_open(struct luf_user *u, const struct luf_user_config *cfg
 int luf_user_backend_open(struct luf_user *u, const struct luf_user_config *cfg);
 
 /**
- * luf_user_close() - close an open backend: unmaps the mprotect helper
- * page. Call when no thread can flush through @u any more (luf may call
- * flush from any thread that owns a struct luf_pcpu of this instance).
+ * luf_user_close() - close an open backend
+ * @u: an open backend
+ *
+ * Unmaps the mprotect helper page. Call when no thread can flush through
+ * @u any more (luf may call flush from any thread that owns a struct
+ * luf_pcpu of this instance).
  * Return: 0; -EBADF if @u is not open (closed twice, never opened);
  * -EINVAL for NULL. Nothing changes on error.
  */
@@ -207,12 +212,14 @@ int luf_user_close(struct luf_user *u);
 
 /**
  * luf_user_flush() - make every thread of the process pass a full barrier
- * (a core serialisation with LUF_USER_SYNC_CORE) ordered after the
- * caller's earlier stores, and return after they all have.
- * @u: an open backend. @cpus: a set of @nr_cpus CPU ids (luf's
- * cpumask layout), or NULL for every CPU. @nr_cpus: <= luf_user_nr_cpu_ids().
+ * @u: an open backend
+ * @cpus: a set of @nr_cpus CPU ids (luf's cpumask layout), or NULL for
+ *	every CPU
+ * @nr_cpus: at most luf_user_nr_cpu_ids()
  *
- * The set matters only with per-CPU RSEQ flushing (rseq_max_cpus): every
+ * The barrier (a core serialisation with LUF_USER_SYNC_CORE) is ordered
+ * after the caller's earlier stores; the call returns after every thread
+ * has passed it. The set matters only with per-CPU RSEQ flushing (rseq_max_cpus): every
  * other flush reaches the whole process, a superset. Blocks in
  * membarrier(2) or mprotect(2) (IPIs); takes the backend's mutex
  * (mprotect). Source: membarrier(2).
@@ -237,8 +244,10 @@ unsigned int luf_user_this_cpu(const struct luf_user *u);
 
 /**
  * luf_user_set_thread_id() - give the calling thread its caller CPU id
- * (struct luf_user_config.nr_ids) in backend @u. Thread-local, shared by
- * every backend of the process.
+ * @u: an open backend, opened with caller ids (struct luf_user_config.nr_ids)
+ * @id: the thread's CPU id
+ *
+ * Thread-local, shared by every backend of the process.
  * Return: 0; -EINVAL if @u is not open, was opened without caller ids
  * (nr_ids 0: ids come from sched_getcpu()), or @id >= luf_user_nr_cpu_ids(@u)
  * (the thread would otherwise pass for another CPU and share its

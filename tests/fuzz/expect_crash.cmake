@@ -3,7 +3,7 @@
 # cmake -DEXE=<fuzz_api mutant> -DWORK=<dir> -DCORPUS=<dir> -DSECONDS=<n>
 #       [-DARGS=<libFuzzer flags>] -P expect_crash.cmake
 #
-# A mutant build switches one safety rule off (luf/mutant.h). This passes
+# A mutant build switches one safety rule off (tests/MUTANTS.md). This passes
 # only if the API fuzzer's oracle catches it within SECONDS: libFuzzer must
 # stop on an abort that follows a "luf-fuzz-api: VIOLATION" line, not on a
 # sanitizer report (a bug in the harness, or another one), a timeout or a

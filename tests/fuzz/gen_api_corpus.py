@@ -24,7 +24,7 @@ The input format, as fuzz_api.c reads it (bytes past the end read as 0):
           0x80..0x9f: key 1 + b % (nr_keys-1), 0xc0+: out of range;
           local_flush_end snapshot: 8*i: the i-th newest one taken.
 Each seed is a short story that a correct luf passes; together they catch
-every sequential mutant of include/luf/mutant.h within a few calls.
+every sequential mutant of tests/MUTANTS.md within a few calls.
 """
 import os
 import sys

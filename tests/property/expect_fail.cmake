@@ -2,7 +2,7 @@
 #
 # cmake -DEXE=<property test built with a LUF_MUTANT_*> [-DFILTER=suite/test] -P expect_fail.cmake
 #
-# A mutant build switches one safety rule off (luf/mutant.h). This passes
+# A mutant build switches one safety rule off (tests/MUTANTS.md). This passes
 # only if the property test FAILS on it, by a property assertion (a message
 # naming its LUF_SEED), not by a crash or a timeout: a check that cannot
 # fail proves nothing.

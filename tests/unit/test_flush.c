@@ -36,6 +36,34 @@ static void flush_marks_done_after_return(void **state)
 	assert_int_equal(ustat(e, LUF_STAT_REMOTE_FLUSH), 1);
 }
 
+/*
+ * A read-only snapshot (luf_flush_snapshot()) covers only the removals
+ * stamped before the ugen source last moved: a CPU that flushes with it
+ * right after a fold is not done with that fold's key until the source is
+ * advanced (luf_ugen_advance()) and a later flush snapshots again.
+ */
+static void snapshot_covers_only_advanced(void **state)
+{
+	struct uenv *e = *state;
+	unsigned short key;
+	unsigned long snap;
+
+	/* A source that never moved has no snapshot to give. */
+	assert_int_equal(luf_flush_snapshot(e->l), 0);
+	assert_true(luf_ugen_advance(e->l) != 0);
+	key = uenv_unmap_fold(e, 0, NULL, UMASK(e, 1), RO);
+
+	snap = luf_flush_snapshot(e->l);
+	assert_int_equal(luf_local_flush_end(e->l, 1, snap), 0);
+	assert_int_equal(luf_keytab_check_done(e->kt, key), 0);
+
+	assert_true(luf_ugen_advance(e->l) != 0);
+	snap = luf_flush_snapshot(e->l);
+	assert_int_equal(luf_local_flush_end(e->l, 1, snap), 0);
+	assert_int_equal(luf_keytab_check_done(e->kt, key), 1);
+	assert_int_equal(e->arch.calls, 0);
+}
+
 /* Every CPU of the set flushed since (for any reason): no flush call at all. */
 static void diet_skips_flush_when_all_done(void **state)
 {
@@ -477,6 +505,8 @@ int unit_run_flush(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(flush_marks_done_after_return, uenv_setup,
+					    uenv_teardown),
+	    cmocka_unit_test_setup_teardown(snapshot_covers_only_advanced, uenv_setup,
 					    uenv_teardown),
 	    cmocka_unit_test_setup_teardown(diet_skips_flush_when_all_done, uenv_setup,
 					    uenv_teardown),

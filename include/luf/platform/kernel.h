@@ -16,9 +16,9 @@
  * only.
  *
  * Per-CPU data. Done counters and statistics are per-CPU variables
- * (DEFINE_PER_CPU_ALIGNED() or alloc_percpu()): LUF_PERCPU is __percpu
- * and __luf_per_cpu() is per_cpu_ptr(), and loops over CPUs visit the
- * possible ones only.
+ * (DEFINE_PER_CPU_ALIGNED() or alloc_percpu(), annotated __percpu as
+ * usual); __luf_per_cpu() is per_cpu_ptr(), and loops over CPUs visit
+ * the possible ones only.
  *
  * Locks. struct luf_lock is a spinlock_t taken with interrupts disabled:
  * the seqcount readers of a shared set (check_done on the allocation path)
@@ -26,10 +26,9 @@
  * the same CPU would spin for ever. luf holds it for a few word operations
  * and never nests two, so one lockdep class serves them all.
  *
- * Assertions. LUF_BUG_ON() is WARN_ON_ONCE(): a broken internal invariant
- * is reported once with a backtrace, never a panic. LUF_DEBUG misuse
- * reports go to pr_warn(). The slow paths are exported to KUnit tests
- * only (EXPORT_SYMBOL_IF_KUNIT()); built-in callers need no export.
+ * Reports. LUF_DEBUG misuse reports go to pr_warn(). The slow paths are
+ * exported to KUnit tests only (EXPORT_SYMBOL_IF_KUNIT()); built-in
+ * callers need no export.
  */
 #ifndef LUF_PLATFORM_KERNEL_H
 #define LUF_PLATFORM_KERNEL_H
@@ -54,14 +53,17 @@
 #include <asm/barrier.h>
 #include <asm/processor.h>
 
+/* CONFIG_LUF_DEBUG: folio state checks and misuse reports (luf/flush.h). */
+#if IS_ENABLED(CONFIG_LUF_DEBUG) && !defined(LUF_DEBUG)
+#define LUF_DEBUG
+#endif
+
 #define LUF_BITS_PER_LONG BITS_PER_LONG
 #define LUF_CACHELINE SMP_CACHE_BYTES
 #define LUF_CACHE_ALIGNED __aligned(SMP_CACHE_BYTES)
-#define LUF_PERCPU __percpu
 
 #define luf_likely(x) likely(x)
 #define luf_unlikely(x) unlikely(x)
-#define __luf_cold noinline __cold __maybe_unused
 
 #define __luf_per_cpu(p, cpu) per_cpu_ptr((p), (cpu))
 #define __luf_for_each_possible_cpu(cpu, nr) for_each_possible_cpu(cpu)
@@ -79,11 +81,13 @@ static inline void __luf_write_once(unsigned long *p, unsigned long v)
 
 static inline unsigned long __luf_load_acquire(const unsigned long *p)
 {
+	/* Pairs with the writer's release; each caller names the pair. */
 	return smp_load_acquire(p);
 }
 
 static inline void __luf_store_release(unsigned long *p, unsigned long v)
 {
+	/* Pairs with the reader's acquire; each caller names the pair. */
 	smp_store_release(p, v);
 }
 
@@ -123,16 +127,19 @@ static inline void __luf_clear_bit(unsigned int nr, unsigned long *addr)
 
 static inline void __luf_smp_mb(void)
 {
+	/* Each caller says which reordering it forbids. */
 	smp_mb();
 }
 
 static inline void __luf_smp_wmb(void)
 {
+	/* The seqcount writer: the odd count before the set's words. */
 	smp_wmb();
 }
 
 static inline void __luf_smp_rmb(void)
 {
+	/* The seqcount reader: the set's words before the count's second read. */
 	smp_rmb();
 }
 
@@ -148,7 +155,7 @@ static inline void __luf_spin_wait(unsigned int *spins)
 }
 
 struct luf_lock {
-	spinlock_t lock;
+	spinlock_t lock; /* serialises the writers of one shared set */
 };
 
 static inline void __luf_lock_init(struct luf_lock *l)
@@ -179,9 +186,8 @@ static inline unsigned int __luf_ffs(unsigned long w)
 	return __ffs(w);
 }
 
-#define LUF_EXPORT(sym) EXPORT_SYMBOL_IF_KUNIT(sym)
-
-#define LUF_BUG_ON(cond) ((void)WARN_ON_ONCE(cond))
+/* lib/<concept>.c: LUF_EXPORT(fn); after each slow path (exported to KUnit tests). */
+#define LUF_EXPORT EXPORT_SYMBOL_IF_KUNIT
 
 #if defined(LUF_DEBUG)
 static inline void __luf_platform_report(const char *what, const void *obj, const char *file,

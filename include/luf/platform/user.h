@@ -37,15 +37,15 @@
 #define LUF_CACHELINE 64
 /* Start a member or variable on its own cache line. */
 #define LUF_CACHE_ALIGNED __attribute__((aligned(LUF_CACHELINE)))
-/* Marks per-CPU storage (the kernel's __percpu); an array indexed by CPU id here. */
-#define LUF_PERCPU
+/* Marks per-CPU storage (the kernel's own annotation); an array indexed by CPU id here. */
+#if !defined(__percpu)
+#define __percpu
+#endif
 
 /* Branch hint: @x is usually true (the kernel's likely()). */
 #define luf_likely(x) __builtin_expect(!!(x), 1)
 /* Branch hint: @x is rarely true. */
 #define luf_unlikely(x) __builtin_expect(!!(x), 0)
-/* A slow path kept out of line, so the fast path around it inlines. */
-#define __luf_cold __attribute__((noinline, cold, unused))
 
 /* CPU @cpu's element of per-CPU storage @p (per_cpu_ptr() in the kernel). */
 #define __luf_per_cpu(p, cpu) (&(p)[cpu])
@@ -212,7 +212,6 @@ static inline unsigned int __luf_ffs(unsigned long w)
 
 #if defined(LUF_DEBUG)
 #include <stdio.h>
-#include <stdlib.h>
 
 /* Default sink of LUF_DEBUG misuse reports: one line on stderr. */
 static inline void __luf_platform_report(const char *what, const void *obj, const char *file,
@@ -221,16 +220,6 @@ static inline void __luf_platform_report(const char *what, const void *obj, cons
 	fprintf(stderr, "luf: %s: %p at %s:%d\n", what, obj, file, line);
 }
 
-/* An internal invariant broken: a bug in luf, never bad input. */
-#define LUF_BUG_ON(cond)                                                                       \
-	do {                                                                                   \
-		if (luf_unlikely(cond)) {                                                      \
-			fprintf(stderr, "luf: BUG at %s:%d: %s\n", __FILE__, __LINE__, #cond); \
-			abort();                                                               \
-		}                                                                              \
-	} while (0)
-#else
-#define LUF_BUG_ON(cond) ((void)0)
 #endif
 
 #endif /* LUF_PLATFORM_USER_H */

@@ -3,7 +3,7 @@
  * tests/property/sim/scenarios.h - named races, run step by step on the
  * simulated machine (scenarios.c). With luf as built each must end with no
  * violation and with the behaviour its comment describes; each mutant of
- * luf/mutant.h is expected to break the scenario that names its rule.
+ * tests/MUTANTS.md is expected to break the scenario that names its rule.
  */
 #ifndef LUF_SIM_SCENARIOS_H
 #define LUF_SIM_SCENARIOS_H
