@@ -54,3 +54,33 @@ int luf_abort_domain(struct luf_pcpu *pc, struct luf_domain *dom, enum luf_abort
 }
 
 LUF_EXPORT(luf_abort_domain);
+
+int luf_abort_stamp(struct luf_pcpu *pc, const unsigned long *cpus, unsigned long stamp,
+		    enum luf_abort_cause cause)
+{
+	int ret;
+
+	if (!__luf_pcpu_live(pc) || !cpus || !luf_cpumask_valid(cpus, pc->luf->nr_cpus) ||
+	    (unsigned int)cause >= LUF_ABORT_NR_CAUSES)
+		return -EINVAL;
+#if defined(LUF_MUTANT_NO_ABORT)
+	(void)ret;
+	(void)stamp;
+	return 0;
+#else
+	if (!stamp)
+		return 0;
+	luf_batch_clear(pc->scratch);
+	luf_batch_add(pc->scratch, cpus, stamp, false);
+	ret = luf_flush_batch(pc->luf, pc->cpu, pc->scratch);
+	if (ret < 0) {
+		luf_batch_clear(pc->scratch);
+		return ret;
+	}
+	if (ret)
+		__luf_stat_inc(pc->luf->stats, pc->cpu, LUF_STAT_ABORT + cause);
+	return ret;
+#endif
+}
+
+LUF_EXPORT(luf_abort_stamp);

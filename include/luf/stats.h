@@ -120,16 +120,15 @@ static inline void __luf_stats_init(struct luf_stats_cpu __percpu *s, unsigned i
 }
 
 /*
- * Add @delta (may be negative) to @item of CPU @cpu's block. Owner-only: a
- * relaxed load and store, so two writers of one block may lose counts
- * (never corrupt anything else).
+ * Add @delta (may be negative) to @item of CPU @cpu's block. In user space
+ * owner-only: a relaxed load and store, so two writers of one block may
+ * lose counts (never corrupt anything else). The kernel counts on the
+ * running CPU instead (platform/kernel.h).
  */
 static inline void __luf_stat_add(struct luf_stats_cpu __percpu *s, unsigned int cpu,
 				  enum luf_stat_item item, long delta)
 {
-	unsigned long *p = &__luf_per_cpu(s, cpu)->v[item];
-
-	__luf_write_once(p, __luf_read_once(p) + (unsigned long)delta);
+	__luf_counter_add(s, cpu, v[item], delta);
 }
 
 /* Add 1 to @item of CPU @cpu's block (owner-only, as __luf_stat_add()). */

@@ -163,6 +163,29 @@ int luf_abort_key(struct luf_pcpu *pc, unsigned int key, enum luf_abort_cause ca
 int luf_abort_domain(struct luf_pcpu *pc, struct luf_domain *dom, enum luf_abort_cause cause);
 
 /**
+ * luf_abort_stamp() - cancel the deferrals up to a stamp on a set of CPUs
+ * @pc: this CPU's state (its scratch set)
+ * @cpus: the CPUs that may cache them, l->nr_cpus bits; all possible
+ *	CPUs when the caller did not keep a set
+ * @stamp: the newest stamp among them (luf_ugen_stamp() read after each
+ *	removal was deferred), or 0 for none
+ * @cause: why (counted when a flush was sent and succeeded)
+ *
+ * For a caller that keeps one stamp per object instead of a domain (a
+ * file whose folios were unmapped, where a write must not leave a stale
+ * translation of the old contents): the CPUs of @cpus that have not
+ * flushed since @stamp are flushed, the others are dropped by diet.
+ *
+ * Context: may flush.
+ * Return: 1 if it flushed, 0 if nothing needed flushing; -EINVAL for a
+ * @pc that is not live, NULL @cpus, bits at or above nr_cpus or a bad
+ * cause; or the flush's error (still pending: the caller must not go on
+ * with the write).
+ */
+int luf_abort_stamp(struct luf_pcpu *pc, const unsigned long *cpus, unsigned long stamp,
+		    enum luf_abort_cause cause);
+
+/**
  * luf_upgrade_check_at() - assert that no flush is owed before write access is granted
  * @pc: this CPU's state
  * @key: a folio's key, or 0

@@ -124,6 +124,56 @@ static void abort_failed_flush_stays_pending(void **state)
 	assert_int_equal(e->arch.calls, 3);
 }
 
+/*
+ * A stamp kept per object (a file): the CPUs not done with it are flushed,
+ * the done ones dropped; a later stamp is not covered by an earlier flush;
+ * a failed flush leaves it pending; bad arguments change nothing.
+ */
+static void abort_stamp_flushes_cpus_not_done(void **state)
+{
+	struct uenv *e = *state;
+	long before[LUF_ABORT_NR_CAUSES];
+	unsigned long stamp, g;
+
+	assert_int_equal(luf_unmap(e->pc[0], NULL, UMASK(e, 1, 2), RO), 0);
+	stamp = luf_ugen_stamp(&e->l->ugen);
+	/* CPU 2 flushes for its own reasons: only CPUs 0, 1 and 3 are left of "all". */
+	g = luf_local_flush_begin(e->l);
+	assert_int_equal(luf_local_flush_end(e->l, 2, g), 0);
+
+	assert_int_equal(luf_abort_stamp(e->pc[0], NULL, stamp, LUF_ABORT_WRITE_OTHER), -EINVAL);
+	assert_int_equal(luf_abort_stamp(e->pc[0], UMASK(e, 0), stamp, LUF_ABORT_NR_CAUSES),
+			 -EINVAL);
+	EXPECT_FLUSH(e, g + 1, -EIO, 0, 1, 3);
+	assert_int_equal(luf_abort_stamp(e->pc[0], UMASK(e, 0, 1, 2, 3), stamp,
+					 LUF_ABORT_WRITE_OTHER),
+			 -EIO);
+	assert_true(luf_ugen_before(luf_done_read(e->done, 1), stamp));
+
+	abort_counts(e, before);
+	EXPECT_FLUSH(e, g + 2, 0, 0, 1, 3);
+	assert_int_equal(luf_abort_stamp(e->pc[0], UMASK(e, 0, 1, 2, 3), stamp,
+					 LUF_ABORT_WRITE_OTHER),
+			 1);
+	assert_abort_counted(e, before, LUF_ABORT_WRITE_OTHER);
+	for (unsigned int c = 0; c < 4; c++)
+		assert_false(luf_ugen_before(luf_done_read(e->done, c), stamp));
+
+	/* Covered now: no flush. Nothing stamped: no flush. */
+	assert_int_equal(luf_abort_stamp(e->pc[0], UMASK(e, 0, 1, 2, 3), stamp,
+					 LUF_ABORT_WRITE_OTHER),
+			 0);
+	assert_int_equal(luf_abort_stamp(e->pc[0], UMASK(e, 0, 1, 2, 3), 0, LUF_ABORT_WRITE_OTHER),
+			 0);
+	/* A later removal's stamp is not covered by that flush. */
+	assert_int_equal(luf_unmap(e->pc[0], NULL, UMASK(e, 1), RO), 0);
+	EXPECT_FLUSH(e, g + 3, 0, 1);
+	assert_int_equal(luf_abort_stamp(e->pc[0], UMASK(e, 1), luf_ugen_stamp(&e->l->ugen),
+					 LUF_ABORT_WRITE_OTHER),
+			 1);
+	assert_int_equal(e->arch.calls, 3);
+}
+
 /* luf_upgrade_check(): -EBUSY while the key or the domain owes a flush. */
 static void upgrade_check_sees_owed_flush(void **state)
 {
@@ -185,6 +235,8 @@ int unit_run_upgrade(void)
 	    cmocka_unit_test_setup_teardown(abort_domain_each_cause, uenv_setup, uenv_teardown),
 	    cmocka_unit_test_setup_teardown(abort_nothing_pending, uenv_setup, uenv_teardown),
 	    cmocka_unit_test_setup_teardown(abort_failed_flush_stays_pending, uenv_setup,
+					    uenv_teardown),
+	    cmocka_unit_test_setup_teardown(abort_stamp_flushes_cpus_not_done, uenv_setup,
 					    uenv_teardown),
 	    cmocka_unit_test_setup_teardown(upgrade_check_sees_owed_flush, uenv_setup,
 					    uenv_teardown),

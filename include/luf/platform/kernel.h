@@ -18,7 +18,8 @@
  * Per-CPU data. Done counters and statistics are per-CPU variables
  * (DEFINE_PER_CPU_ALIGNED() or alloc_percpu(), annotated __percpu as
  * usual); __luf_per_cpu() is per_cpu_ptr(), and loops over CPUs visit
- * the possible ones only.
+ * the possible ones only. A statistic is counted on the CPU that runs the
+ * code (this_cpu_add()), whatever CPU id the caller's per-CPU state names.
  *
  * Locks. struct luf_lock is a spinlock_t taken with interrupts disabled:
  * the seqcount readers of a shared set (check_done on the allocation path)
@@ -46,12 +47,12 @@
 #include <linux/export.h>
 #include <linux/percpu.h>
 #include <linux/printk.h>
+#include <linux/processor.h>
 #include <linux/spinlock.h>
 #include <linux/stddef.h>
 #include <linux/types.h>
 #include <kunit/visibility.h>
 #include <asm/barrier.h>
-#include <asm/processor.h>
 
 /* CONFIG_LUF_DEBUG: folio state checks and misuse reports (luf/flush.h). */
 #if IS_ENABLED(CONFIG_LUF_DEBUG) && !defined(LUF_DEBUG)
@@ -66,6 +67,11 @@
 #define luf_unlikely(x) unlikely(x)
 
 #define __luf_per_cpu(p, cpu) per_cpu_ptr((p), (cpu))
+/*
+ * Statistics count on the CPU that runs the code, as vm events do, so any
+ * task or interrupt may count without owning @cpu's block.
+ */
+#define __luf_counter_add(p, cpu, member, delta) this_cpu_add((p)->member, (delta))
 #define __luf_for_each_possible_cpu(cpu, nr) for_each_possible_cpu(cpu)
 #define __luf_percpu_aligned(p) IS_ALIGNED((unsigned long)(__force void *)(p), SMP_CACHE_BYTES)
 

@@ -49,6 +49,13 @@
 
 /* CPU @cpu's element of per-CPU storage @p (per_cpu_ptr() in the kernel). */
 #define __luf_per_cpu(p, cpu) (&(p)[cpu])
+/*
+ * Add @delta to @member of CPU @cpu's element of @p: a relaxed load and
+ * store by the element's owner (the kernel counts on the running CPU).
+ */
+#define __luf_counter_add(p, cpu, member, delta)                                   \
+	__luf_write_once(&__luf_per_cpu(p, cpu)->member,                           \
+			 __luf_read_once(&__luf_per_cpu(p, cpu)->member) + (unsigned long)(delta))
 /* Iterate @cpu over the CPU ids that may exist, 0 .. @nr - 1. */
 #define __luf_for_each_possible_cpu(cpu, nr) for ((cpu) = 0; (cpu) < (nr); (cpu)++)
 /* True iff per-CPU storage @p starts on a cache line (storage rule of luf_init()). */
