@@ -1,0 +1,141 @@
+// SPDX-License-Identifier: GPL-2.0-only OR MIT
+/*
+ * tests/kernel/guest/common.h - helpers shared by the guest workloads (static
+ * programs run by tests/kernel/boot inside a QEMU guest): options, CPU pinning,
+ * clocks, the disk, and the page signature format of the checker.
+ */
+#ifndef LUF_GUEST_COMMON_H
+#define LUF_GUEST_COMMON_H
+
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define PAGE_SIZE 4096UL
+#define WORDS_PER_PAGE (PAGE_SIZE / sizeof(uint64_t))
+
+static const char *prog = "guest";
+
+static inline void die(const char *what)
+{
+	fprintf(stderr, "%s: %s: %s\n", prog, what, strerror(errno));
+	exit(2);
+}
+
+static inline double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static inline int nr_cpus(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return n > 0 ? (int)n : 1;
+}
+
+/* Pin the calling thread to one CPU; returns 0 or -errno. */
+static inline int pin_to_cpu(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set))
+		return -errno;
+	return 0;
+}
+
+/* "--name=value" or "--name value": returns the value or NULL. */
+static inline const char *opt_value(int argc, char **argv, int *i, const char *name)
+{
+	size_t len = strlen(name);
+
+	if (strncmp(argv[*i], name, len))
+		return NULL;
+	if (argv[*i][len] == '=')
+		return argv[*i] + len + 1;
+	if (argv[*i][len] || *i + 1 >= argc)
+		return NULL;
+	return argv[++*i];
+}
+
+static inline long opt_long(const char *s, const char *name, long min)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 0);
+	if (errno || *end || v < min) {
+		fprintf(stderr, "%s: bad value for %s: '%s' (want an integer >= %ld)\n", prog, name,
+			s, min);
+		exit(2);
+	}
+	return v;
+}
+
+/* Size in bytes of an open disk or file. */
+static inline uint64_t fd_size(int fd)
+{
+	struct stat st;
+	uint64_t size;
+
+	if (fstat(fd, &st))
+		die("fstat");
+	if (S_ISBLK(st.st_mode)) {
+		if (ioctl(fd, BLKGETSIZE64, &size))
+			die("BLKGETSIZE64");
+		return size;
+	}
+	return (uint64_t)st.st_size;
+}
+
+/*
+ * Page signature (checker). Every 64-bit word of a disk page describes itself:
+ *   bits 63..48  SIG_MAGIC
+ *   bits 47..24  page index on the disk (24 bits: disks up to 64 GiB)
+ *   bits 23..9   version of the page (15 bits; 0 as generated, bumped by writes)
+ *   bits  8..0   index of the word in the page
+ * so any single word read through a stale translation to a reused frame, another
+ * disk page or an older version of this page is recognised. The filler process
+ * of the checker writes FILL_MAGIC words instead.
+ */
+#define SIG_MAGIC 0x1f5eULL
+#define FILL_MAGIC 0xf111ULL
+#define SIG_MAX_PAGES (1UL << 24)
+#define SIG_MAX_VERSION 0x7fffU
+
+static inline uint64_t sig_word(uint64_t page, unsigned int version, unsigned int w)
+{
+	return SIG_MAGIC << 48 | (page & 0xffffff) << 24 | (uint64_t)(version & 0x7fff) << 9 |
+	       (w & 0x1ff);
+}
+
+static inline void sig_fill(uint64_t *buf, uint64_t page, unsigned int version)
+{
+	unsigned int w;
+
+	for (w = 0; w < WORDS_PER_PAGE; w++)
+		buf[w] = sig_word(page, version, w);
+}
+
+#define SIG_MAGIC_OF(x) ((x) >> 48)
+#define SIG_PAGE_OF(x) (((x) >> 24) & 0xffffff)
+#define SIG_VERSION_OF(x) ((unsigned int)((x) >> 9) & 0x7fff)
+#define SIG_WORD_OF(x) ((unsigned int)(x)&0x1ff)
+
+#endif /* LUF_GUEST_COMMON_H */
