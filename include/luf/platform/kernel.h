@@ -28,8 +28,8 @@
  * and never nests two, so one lockdep class serves them all.
  *
  * Reports. LUF_DEBUG misuse reports go to pr_warn(). The slow paths are
- * exported to KUnit tests only (EXPORT_SYMBOL_IF_KUNIT()); built-in
- * callers need no export.
+ * exported to KUnit tests only (EXPORT_SYMBOL_IF_KUNIT()), and not at all
+ * from a module's own copy; built-in callers need no export.
  */
 #ifndef LUF_PLATFORM_KERNEL_H
 #define LUF_PLATFORM_KERNEL_H
@@ -192,8 +192,17 @@ static inline unsigned int __luf_ffs(unsigned long w)
 	return __ffs(w);
 }
 
-/* lib/<concept>.c: LUF_EXPORT(fn); after each slow path (exported to KUnit tests). */
+/*
+ * lib/<concept>.c: LUF_EXPORT(fn); after each slow path. Built in, luf exports
+ * its slow paths to KUnit tests only. A module that carries its own copy of
+ * luf (the out-of-tree self-test) exports nothing: its names would clash with
+ * the exports of a kernel that has luf built in.
+ */
+#if defined(MODULE)
+#define LUF_EXPORT(fn)
+#else
 #define LUF_EXPORT EXPORT_SYMBOL_IF_KUNIT
+#endif
 
 #if defined(LUF_DEBUG)
 static inline void __luf_platform_report(const char *what, const void *obj, const char *file,

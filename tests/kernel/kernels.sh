@@ -1,0 +1,44 @@
+# SPDX-License-Identifier: GPL-2.0-only OR MIT
+# tests/kernel/kernels.sh - sourced by ci and compare: the kernels they build.
+# luf_kernel KIND [kbuild args...] builds (or finds in the cache) one kernel and
+# prints its bzImage; progress goes to stderr. Every kind starts from the same
+# config (tinyconfig + base.config + kunit.config), so the pristine kernel is the
+# patched one without the series:
+#   pristine  no patches
+#   luf       lib/kernel/patches + luf.config (luf's KUnit suite, CONFIG_LUF_RECLAIM)
+#   debug     luf + luf-debug.config + debug.config (KASAN, lockdep, DEBUG_VM, ...)
+#   kcsan     debug with KCSAN instead of KASAN (kcsan.config)
+#   mutant    luf + the test harness (tests/kernel/harness); pass --make LUF_MUTANT=NAME
+#   debug-mutant  the same on the debug kernel
+luf_kdir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+export LUF_KERNEL_KEEP=${LUF_KERNEL_KEEP:-24} # every kernel of ci and compare stays cached
+
+luf_kernel() {
+	local kind=$1 cfg=$luf_kdir/config series=$luf_kdir/../../lib/kernel/patches/series
+	local args=()
+	shift
+	case "$kind" in
+	pristine) args=(--name pristine) ;;
+	luf) args=(--name luf --series "$series" --fragment "$cfg/luf.config") ;;
+	debug | kcsan)
+		args=(--name "$kind" --series "$series" --fragment "$cfg/luf.config"
+			--fragment "$cfg/luf-debug.config" --fragment "$cfg/debug.config")
+		[ "$kind" = debug ] || args+=(--fragment "$cfg/kcsan.config")
+		;;
+	mutant)
+		args=(--name mutant --series "$luf_kdir/harness/series" --fragment "$cfg/luf.config"
+			--incremental-from luf)
+		;;
+	debug-mutant)
+		args=(--name debug-mutant --series "$luf_kdir/harness/series"
+			--fragment "$cfg/luf.config" --fragment "$cfg/luf-debug.config"
+			--fragment "$cfg/debug.config" --incremental-from debug)
+		;;
+	*)
+		echo "luf_kernel: unknown kind '$kind'" >&2
+		return 2
+		;;
+	esac
+	"$luf_kdir/kbuild" --fragment "$cfg/base.config" --fragment "$cfg/kunit.config" \
+		"${args[@]}" "$@" | tail -n1
+}
