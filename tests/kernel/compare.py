@@ -26,6 +26,11 @@ COLS = [("TLB shootdowns", "tlb_shootdowns"), ("nr_tlb_remote_flush", "nr_tlb_re
         ("mismatches", "mismatches")]
 
 
+# Kept in the JSON, not shown in the tables: where luf's own flushes came from.
+EXTRA = ("nr_luf_alloc_flush", "nr_luf_drain", "nr_luf_kept_flush", "nr_luf_settle_flush",
+         "nr_luf_remote_flush", "pgscan_direct")
+
+
 def num(run, key):
     for k in (key, "workload." + key):
         try:
@@ -62,7 +67,7 @@ def collect(work, runs, short, out_path, version):
             out["mismatches_total"] += mm
             if k != "pristine":
                 out["mismatches_patched"] += mm
-            slim = [{key: num(r, key) for _, key in COLS} |
+            slim = [{key: num(r, key) for key in [c[1] for c in COLS] + list(EXTRA)} |
                     {"status": r.get("status"), "fail_reason": r.get("fail_reason", "")}
                     for r in rs]
             out["workloads"][w][k] = {"median": med, "runs": slim,
