@@ -9,7 +9,7 @@
 #   debug     luf + luf-debug.config + debug.config (KASAN, lockdep, DEBUG_VM, ...)
 #   kcsan     debug with KCSAN instead of KASAN (kcsan.config)
 #   mutant    luf + the test harness (tests/kernel/harness); pass --make LUF_MUTANT=NAME
-#   debug-mutant  the same on the debug kernel
+#   debug-mutant, kcsan-mutant  the same on the debug and kcsan kernels
 luf_kdir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 export LUF_KERNEL_KEEP=${LUF_KERNEL_KEEP:-24} # every kernel of ci and compare stays cached
 
@@ -29,10 +29,12 @@ luf_kernel() {
 		args=(--name mutant --series "$luf_kdir/harness/series" --fragment "$cfg/luf.config"
 			--incremental-from luf)
 		;;
-	debug-mutant)
-		args=(--name debug-mutant --series "$luf_kdir/harness/series"
+	debug-mutant | kcsan-mutant)
+		args=(--name "$kind" --series "$luf_kdir/harness/series"
 			--fragment "$cfg/luf.config" --fragment "$cfg/luf-debug.config"
-			--fragment "$cfg/debug.config" --incremental-from debug)
+			--fragment "$cfg/debug.config")
+		[ "$kind" = debug-mutant ] || args+=(--fragment "$cfg/kcsan.config")
+		args+=(--incremental-from "${kind%-mutant}")
 		;;
 	*)
 		echo "luf_kernel: unknown kind '$kind'" >&2
