@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only OR MIT
 /*
  * lib/sim/luf_sim.h - a simulated multi-CPU machine that drives the real
- * luf code, and a checker of luf's safety contract (DESIGN.md section 5).
+ * luf code, and a checker of luf's safety contract (docs/DESIGN.md section 5).
  *
  * The machine has 1..1024 CPUs, each with a software TLB; address spaces
  * (domains) with a page table, a struct luf_domain and the mask of CPUs

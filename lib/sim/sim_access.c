@@ -9,7 +9,7 @@
  * write to a read-only PTE of a writable VMA is a write-upgrade fault.
  *
  * A write fault grants access the page did not have, so luf requires the
- * deferral cancelled first (DESIGN.md 4.8): it calls
+ * deferral cancelled first (docs/DESIGN.md 4.8): it calls
  * luf_abort_domain(LUF_ABORT_WRITE_FAULT) before it installs a writable
  * PTE, under the domain lock, as the kernel calls flush_tlb_batched_pending()
  * under the page-table lock. The race it closes, for a page reclaimed with

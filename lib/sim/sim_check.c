@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only OR MIT
 /*
- * lib/sim/sim_check.c - the safety checker: luf's contract (DESIGN.md
+ * lib/sim/sim_check.c - the safety checker: luf's contract (docs/DESIGN.md
  * section 5) as checks on the simulated machine's state, run at the
  * moment each rule could first be broken.
  *

@@ -12,7 +12,7 @@
  * (the kernel's flush_tlb_range()), and only after that flush is the new
  * protection "committed": the checker treats a write through a writable
  * entry as a violation only once the change that removed the right has
- * returned. The race a downgrade's settle closes (DESIGN.md 4.5):
+ * returned. The race a downgrade's settle closes (docs/DESIGN.md 4.5):
  *
  *   CPU0 (reclaim)                        CPU1 (mprotect P read-only)
  *   clear writable PTE of P, batch

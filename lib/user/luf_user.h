@@ -3,7 +3,7 @@
  * luf_user.h - luf's user-space backends: a struct luf_arch_ops whose
  * flush makes every thread of the process pass a full barrier (or a core
  * serialisation) before it returns, the user-space equivalent of a TLB
- * shootdown IPI (DESIGN.md section 6).
+ * shootdown IPI (docs/DESIGN.md section 6).
  *
  *   membarrier  flush = one membarrier(2) call: MEMBARRIER_CMD_PRIVATE_EXPEDITED,
  *               or _SYNC_CORE for JITs that reuse code memory; optionally

@@ -123,11 +123,13 @@
  *   MUTANT_NO_PROGRESS        a MAY_FLUSH allocation gets -EAGAIN like
  *                             one that may not flush (with LIVENESS)  (L1)
  *
- * Not a check: -DSTRICT_RESERVE asserts the literal second half of L1 in
- * DESIGN.md, "the reserve is never handed to a caller that may flush".
- * luf_alloc_at() does hand it out when the folios its flush (or a done
- * pend set) just made clean are all there is, as the first half of L1
- * requires; spin shows that at once. The contract has to say which wins.
+ * Not a check: -DSTRICT_RESERVE asserts a stronger reserve rule than L1
+ * (docs/DESIGN.md 5): that a caller that may flush gets no folio at all once
+ * only the reserve's worth of clean folios is left. luf_alloc_at() does hand
+ * out the folios its flush (or a done pend set) just made clean when they are
+ * all there is, as the first half of L1 requires; spin shows that at once,
+ * which is why L1 states the reserve as a floor under the clean folios there
+ * when the call begins.
  */
 
 #ifndef NCPU

@@ -5,7 +5,7 @@
  * Built once per mutant (tests/property/sim/CMakeLists.txt): the machine
  * and this file with one LUF_MUTANT_* switch of tests/MUTANTS.md, or with
  * SIM_MUTANT_LINK_IN_FRAME, the sim's own mutant (a free list that keeps
- * its link word in the frame's bytes, DESIGN.md 4.7). Both tests pass only
+ * its link word in the frame's bytes, docs/DESIGN.md 4.7). Both tests pass only
  * if the checker reports a violation of a rule the mutant breaks:
  *   scenario  the named scenario that matches the broken rule;
  *   random    random histories, at most SIM_MUTANT_SEEDS seeds of
