@@ -32,4 +32,9 @@ for a in "$@"; do
 done
 "$build/examples/demo/luf-demo" "$@"
 echo
+echo "The demo above models kernel reclaim of read-only page cache, where luf defers"
+echo "nearly every flush. The traces below are programs' own munmaps, mostly of writable"
+echo "heap that no policy may defer: there luf saves what batching saves, and no more"
+echo "(bench/replay/README.md)."
+echo
 "$build/bench/replay/luf-replay" --png "$build/shootdowns.png" bench/traces/*.strace.gz

@@ -40,9 +40,11 @@ static struct rp_mm *mm_new(struct rp_model *m)
 	rp_ivmap_init(&mm->vmas, sizeof(unsigned long));
 	rp_ivmap_init(&mm->stale, m->nr_cpus * sizeof(uint64_t));
 	mm->cpus = calloc(m->words, sizeof(unsigned long));
-	if (!mm->cpus || rp_luf_mm_init(m, mm)) {
+	mm->bat_cpus = calloc(m->words, sizeof(unsigned long));
+	if (!mm->cpus || !mm->bat_cpus || rp_luf_mm_init(m, mm)) {
 		rp_luf_mm_fini(m, mm);
 		free(mm->cpus);
+		free(mm->bat_cpus);
 		free(mm);
 		return NULL;
 	}
@@ -61,6 +63,7 @@ static void mm_put(struct rp_model *m, struct rp_mm *mm)
 	rp_ivmap_free(&mm->stale);
 	rp_luf_mm_fini(m, mm);
 	free(mm->cpus);
+	free(mm->bat_cpus);
 	free(mm);
 	m->live_mms--;
 }

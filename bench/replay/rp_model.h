@@ -49,15 +49,17 @@ struct rp_pol {
 
 struct rp_mm {
 	unsigned long id;
-	int refs;	       /* tasks using it */
-	struct rp_ivmap vmas;  /* value: unsigned long prot */
-	struct rp_ivmap stale; /* value: uint64_t tick[nr_cpus] */
-	unsigned long *cpus;   /* CPUs that ran its tasks (never shrinks) */
-	void *lcpus;	       /* the same mask as unsigned long[] */
-	void *dom;	       /* struct luf_domain */
-	unsigned long brk;     /* current break, 0 = not seen yet */
-	uint64_t bat_tick;     /* newest removal (batched: pending if not flushed since) */
-	size_t stale_gc;       /* stale ranges after the last clean-up */
+	int refs;		 /* tasks using it */
+	struct rp_ivmap vmas;	 /* value: unsigned long prot */
+	struct rp_ivmap stale;	 /* value: uint64_t tick[nr_cpus] */
+	unsigned long *cpus;	 /* CPUs that ran its tasks (never shrinks) */
+	void *lcpus;		 /* the same mask as unsigned long[] */
+	void *dom;		 /* struct luf_domain */
+	unsigned long brk;	 /* current break, 0 = not seen yet */
+	uint64_t bat_tick;	 /* newest removal (batched: pending if not flushed since) */
+	unsigned long *bat_cpus; /* batched: mm's CPUs at that removal (a CPU that joined
+				  * after it cannot cache what it removed) */
+	size_t stale_gc;	 /* stale ranges after the last clean-up */
 };
 
 struct rp_task {

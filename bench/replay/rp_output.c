@@ -17,6 +17,17 @@ double rp_reduction(unsigned long long a, unsigned long long b)
 	return b ? 100.0 * (1.0 - (double)a / (double)b) : 0.0;
 }
 
+/* @a against @b as a signed percentage, "n/a" when @b is 0. */
+static void pr_change(FILE *f, unsigned long long a, unsigned long long b)
+{
+	if (!b)
+		fprintf(f, "n/a");
+	else if (a == b)
+		fprintf(f, "0.0%%");
+	else
+		fprintf(f, "%+.1f%%", -rp_reduction(a, b));
+}
+
 unsigned long long rp_violations(const struct rp_result *r, enum rp_pol_id p)
 {
 	unsigned long long v = 0;
@@ -49,13 +60,16 @@ void rp_print_table(FILE *f, const struct rp_result *r)
 			rp_pol_name((enum rp_pol_id)p), c->remote, c->received, c->local_all,
 			c->local_one, c->flushes, rp_violations(r, (enum rp_pol_id)p));
 	}
-	fprintf(f,
-		"  luf saves %.1f%% of remote flushes (%.1f%% of IPIs) against immediate, "
-		"%.1f%% (%.1f%%) against batched\n",
-		rp_reduction(l->remote, r->c[RP_IMMEDIATE].remote),
-		rp_reduction(l->received, r->c[RP_IMMEDIATE].received),
-		rp_reduction(l->remote, r->c[RP_BATCHED].remote),
-		rp_reduction(l->received, r->c[RP_BATCHED].received));
+	/* a change, not a saving: luf can need more than batched (README) */
+	fprintf(f, "  luf against immediate: ");
+	pr_change(f, l->remote, r->c[RP_IMMEDIATE].remote);
+	fprintf(f, " remote flushes (");
+	pr_change(f, l->received, r->c[RP_IMMEDIATE].received);
+	fprintf(f, " IPIs); against batched: ");
+	pr_change(f, l->remote, r->c[RP_BATCHED].remote);
+	fprintf(f, " (");
+	pr_change(f, l->received, r->c[RP_BATCHED].received);
+	fprintf(f, ")\n");
 	fprintf(f, "  luf is %lld flushes (%lld remote) above the oracle's %llu (%llu remote)\n",
 		(long long)(l->flushes - o->flushes), (long long)l->remote - (long long)o->remote,
 		o->flushes, o->remote);

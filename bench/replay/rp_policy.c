@@ -151,6 +151,7 @@ int rp_removal(struct rp_model *m, struct rp_task *t, unsigned long start, unsig
 	}
 	tk = ++m->tick; /* before luf runs: a flush it does now covers this removal */
 	mm->bat_tick = tk;
+	memcpy(mm->bat_cpus, mm->cpus, m->words * sizeof(unsigned long));
 	rp_luf_unmap(m, t, accessible, writable);
 	for (unsigned int c = 0; c < m->nr_cpus; c++)
 		if (rp_mask_test(mm->cpus, c))
@@ -239,7 +240,7 @@ int rp_reuse(struct rp_model *m, struct rp_task *t, unsigned long start, unsigne
 	 */
 	if (upgrade || conflict[RP_LUF])
 		rp_luf_settle(m, t, upgrade);
-	if (upgrade && mask_stale(m, RP_BATCHED, mm->cpus, mm->bat_tick))
+	if (upgrade && mask_stale(m, RP_BATCHED, mm->bat_cpus, mm->bat_tick))
 		rp_pol_flush(m, RP_BATCHED, t->cpu, mm->cpus, 0);
 	else if (conflict[RP_BATCHED])
 		rp_pol_flush(m, RP_BATCHED, t->cpu, mm->cpus, 0);

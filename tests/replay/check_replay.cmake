@@ -2,8 +2,12 @@
 #
 # Replays one trace with luf-replay --json and checks the table:
 # every policy present, no safety violation, and
-#   luf <= batched <= immediate   (nr_tlb_remote_flush and flush operations)
+#   batched <= immediate, luf <= immediate   (nr_tlb_remote_flush and flush operations:
+#                                 each of their flushes covers a removal immediate
+#                                 flushed on its own)
 #   luf >= oracle                 (flush operations: the oracle's bound)
+# luf against batched is reported, not required: luf can need more (on
+# python-threads it does; bench/RESULTS.md).
 # Usage: cmake -DEXE=luf-replay -DTRACE=file -P check_replay.cmake
 execute_process(COMMAND ${EXE} --json --quiet ${TRACE} RESULT_VARIABLE rc OUTPUT_VARIABLE out
                 ERROR_VARIABLE err)
@@ -28,10 +32,12 @@ foreach(p immediate batched luf oracle)
   endforeach()
 endforeach()
 foreach(k nr_tlb_remote_flush flushes)
-  if(luf_${k} GREATER batched_${k} OR batched_${k} GREATER immediate_${k})
-    message(FATAL_ERROR "${k}: expected luf (${luf_${k}}) <= batched (${batched_${k}}) <= "
-                        "immediate (${immediate_${k}}) on ${TRACE}")
-  endif()
+  foreach(p batched luf)
+    if(${p}_${k} GREATER immediate_${k})
+      message(FATAL_ERROR "${k}: expected ${p} (${${p}_${k}}) <= immediate "
+                          "(${immediate_${k}}) on ${TRACE}")
+    endif()
+  endforeach()
 endforeach()
 if(luf_flushes LESS oracle_flushes)
   message(FATAL_ERROR "luf (${luf_flushes}) below the oracle's bound (${oracle_flushes}) on ${TRACE}")
