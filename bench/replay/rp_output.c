@@ -209,7 +209,6 @@ int rp_write_png(const char *png, const struct rp_result *r, int n, char *why, s
 	char data[4096] = "", script[4096] = "";
 	char *argv[] = {"gnuplot", script, NULL};
 	FILE *d, *g = NULL;
-	unsigned long long max = 0;
 	pid_t pid;
 	int err, status, ret = -1;
 
@@ -218,32 +217,53 @@ int rp_write_png(const char *png, const struct rp_result *r, int n, char *why, s
 		snprintf(why, len, "cannot create a temporary file: %s", strerror(errno));
 		goto out;
 	}
-	fprintf(d, "trace immediate batched luf oracle\n");
+	/* per trace: the 4 counts, then each as a percentage of immediate's */
+	fprintf(d, "trace immediate batched luf oracle pi pb pl po\n");
 	for (int i = 0; i < n; i++) {
 		const char *b = base(r[i].path);
 		int blen = (int)strcspn(b, ".");
+		unsigned long long imm = r[i].c[RP_IMMEDIATE].remote;
 
 		fprintf(d, "%.*s", blen, b);
-		for (int p = 0; p < RP_NPOL; p++) {
+		for (int p = 0; p < RP_NPOL; p++)
 			fprintf(d, " %llu", r[i].c[p].remote);
-			max = r[i].c[p].remote > max ? r[i].c[p].remote : max;
-		}
+		for (int p = 0; p < RP_NPOL; p++)
+			fprintf(d, " %.2f",
+				imm ? 100.0 * (double)r[i].c[p].remote / (double)imm : 0.0);
 		fprintf(d, "\n");
 	}
-	fprintf(g, "set terminal pngcairo size 1000,560 noenhanced\nset output ");
+	/*
+	 * Bars on a linear scale as a share of immediate, so that every trace
+	 * shows, the ones with few flushes too; each bar carries its count
+	 * (a trace where immediate sends none shows four 0 labels).
+	 */
+	fprintf(g, "set terminal pngcairo size 1100,600 noenhanced\nset output ");
 	gp_string(g, png);
 	fprintf(g,
-		"\nset title 'TLB shootdowns (nr_tlb_remote_flush) per policy, %u CPUs'\n"
+		"\nset title 'TLB shootdowns (nr_tlb_remote_flush) per policy, %u CPUs: "
+		"bar: share of immediate, label: the count'\n"
 		"set style data histogram\nset style histogram cluster gap 1\n"
-		"set style fill solid 0.8 border -1\nset boxwidth 0.9\n"
-		"set key top right\nset grid ytics\nset ylabel 'remote flushes'\n%s\nplot ",
-		r[0].nr_cpus,
-		/* a log scale has no point to draw when every bar is 0 */
-		max ? "set logscale y\nset yrange [0.8:*]" : "set yrange [0:1]");
-	gp_string(g, data);
-	fprintf(g, " using 2:xtic(1) title columnheader(2), '' using 3 title "
-		   "columnheader(3), '' using 4 title columnheader(4), '' using 5 title "
-		   "columnheader(5)\n");
+		"set boxwidth 0.9\nset key top right\nset grid ytics\n"
+		"set ylabel 'remote flushes, %% of immediate'\nset yrange [0:125]\n"
+		"set xrange [-0.6:%d.6]\nplot ",
+		r[0].nr_cpus, n - 1);
+	static const char *const style[RP_NPOL] = {
+	    "fs solid 0.6 border -1 lc rgb '#8c8c8c'", "fs solid 0.8 border -1 lc rgb '#3b6fb6'",
+	    "fs solid 0.9 border -1 lc rgb '#d9541e'", "fs pattern 4 border -1 lc rgb '#2e8b57'"};
+	for (int p = 0; p < RP_NPOL; p++) {
+		gp_string(g, data);
+		fprintf(g, " using %d%s title columnheader(%d) %s, ", 6 + p, p ? "" : ":xtic(1)",
+			2 + p, style[p]);
+	}
+	for (int p = 0; p < RP_NPOL; p++) {
+		fprintf(g, "%s", p ? ", " : "");
+		gp_string(g, data);
+		fprintf(g,
+			" skip 1 using ($0%+.1f):%d:(sprintf('%%d', $%d)) with labels offset 0,0.7 "
+			"font ',9' notitle",
+			-0.3 + 0.2 * p, 6 + p, 2 + p);
+	}
+	fprintf(g, "\n");
 	err = ferror(d) | ferror(g);
 	err |= fclose(d) | fclose(g);
 	d = g = NULL;

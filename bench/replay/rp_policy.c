@@ -240,9 +240,8 @@ int rp_reuse(struct rp_model *m, struct rp_task *t, unsigned long start, unsigne
 	 */
 	if (upgrade || conflict[RP_LUF])
 		rp_luf_settle(m, t, upgrade);
-	if (upgrade && mask_stale(m, RP_BATCHED, mm->bat_cpus, mm->bat_tick))
-		rp_pol_flush(m, RP_BATCHED, t->cpu, mm->cpus, 0);
-	else if (conflict[RP_BATCHED])
+	if ((upgrade && mask_stale(m, RP_BATCHED, mm->bat_cpus, mm->bat_tick)) ||
+	    conflict[RP_BATCHED])
 		rp_pol_flush(m, RP_BATCHED, t->cpu, mm->cpus, 0);
 	if (j == i)
 		return 0;
