@@ -7,7 +7,7 @@
 #                                 flushed on its own)
 #   luf >= oracle                 (flush operations: the oracle's bound)
 # luf against batched is reported, not required: luf can need more (on
-# python-threads it does; bench/RESULTS.md).
+# python-threads it does; bench/replay/README.md).
 # Usage: cmake -DEXE=luf-replay -DTRACE=file -P check_replay.cmake
 execute_process(COMMAND ${EXE} --json --quiet ${TRACE} RESULT_VARIABLE rc OUTPUT_VARIABLE out
                 ERROR_VARIABLE err)
