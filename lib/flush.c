@@ -29,10 +29,9 @@ int luf_init(struct luf *l, const struct luf_arch_ops *ops, void *arch,
 	l->ops = ops;
 	l->arch = arch;
 	l->nr_cpus = nr;
-	l->done = done;
 	l->stats = stats;
 	l->report = NULL;
-	__luf_done_init(done, nr, start);
+	__luf_done_init(&l->done, done, nr, start);
 	__luf_stats_init(stats, nr);
 	l->magic = __luf_magic(l, __LUF_MAGIC_LUF);
 	return 0;
@@ -58,7 +57,7 @@ int luf_flush_batch(struct luf *l, unsigned int cpu, struct luf_batch *b)
 
 	if (!__luf_live(l) || !b || cpu >= l->nr_cpus || b->nr_cpus != l->nr_cpus)
 		return -EINVAL;
-	dropped = luf_batch_diet(b, l->done);
+	dropped = luf_batch_diet(b, &l->done);
 	if (dropped)
 		__luf_stat_add(l->stats, cpu, LUF_STAT_DIET_DROPPED, (long)dropped);
 	if (luf_batch_empty(b)) {
@@ -68,7 +67,16 @@ int luf_flush_batch(struct luf *l, unsigned int cpu, struct luf_batch *b)
 	snap = __luf_ugen_new(&l->ugen);
 #if defined(LUF_MUTANT_MARK_BEFORE_FLUSH)
 	/* Mutant: marks done before the flush has returned (breaks S1). */
-	__luf_done_mark(l->done, b->cpus, b->nr_cpus, snap);
+	__luf_done_mark(&l->done, b->cpus, b->nr_cpus, snap);
+#endif
+#if defined(LUF_MUTANT_SUM_AHEAD)
+	/* Mutant: the summary claims the flush before it ran, ahead of the counters (S1). */
+	for (unsigned int i = 0; i < LUF_CPUMASK_WORDS(b->nr_cpus); i++) {
+		unsigned long r = 0;
+
+		if (b->cpus[i])
+			__luf_done_raise(&l->done.group[i], snap, &r);
+	}
 #endif
 	ret = l->ops->flush(l->arch, b->cpus, b->nr_cpus, NULL);
 	if (ret) {
@@ -76,7 +84,7 @@ int luf_flush_batch(struct luf *l, unsigned int cpu, struct luf_batch *b)
 		return ret < 0 ? ret : -EIO;
 	}
 	__luf_stat_add(l->stats, cpu, LUF_STAT_CAS_RETRY,
-		       (long)__luf_done_mark(l->done, b->cpus, b->nr_cpus, snap));
+		       (long)__luf_done_mark(&l->done, b->cpus, b->nr_cpus, snap));
 	if (luf_cpumask_weight(b->cpus, b->nr_cpus) == 1 &&
 	    luf_cpumask_test_cpu(b->cpus, b->nr_cpus, cpu))
 		__luf_stat_inc(l->stats, cpu, LUF_STAT_LOCAL_FLUSH);
@@ -108,7 +116,7 @@ int luf_local_flush_end(struct luf *l, unsigned int cpu, unsigned long snap)
 	    luf_ugen_before(luf_ugen_current(&l->ugen), snap))
 		return -EINVAL;
 	__luf_stat_add(l->stats, cpu, LUF_STAT_CAS_RETRY,
-		       (long)__luf_done_mark_cpu(l->done, cpu, snap));
+		       (long)__luf_done_mark_cpu(&l->done, cpu, snap));
 	return 0;
 }
 
@@ -118,7 +126,7 @@ unsigned long luf_flush_received(const struct luf *l, unsigned int cpu)
 {
 	if (!__luf_live(l) || cpu >= l->nr_cpus)
 		return 0;
-	return __luf_read_once(&__luf_per_cpu(l->done, cpu)->received);
+	return __luf_read_once(&__luf_per_cpu(l->done.cpu, cpu)->received);
 }
 
 LUF_EXPORT(luf_flush_received);

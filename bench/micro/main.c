@@ -1,18 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0-only OR MIT
 /*
  * bench/micro/main.c - luf-micro: ns/op and instructions/op of luf's fast
- * paths (defer, clean alloc, check_done, diet, fold).
+ * paths (defer, clean alloc, check_done, diet, fold) and of the flush path
+ * (marking CPUs done, luf_flush_batch).
  *
- *   luf-micro --list
+ *   luf-micro --list   (NAME, CPUs, units per op, "row" or "pair", label; tab-separated)
  *   luf-micro --op NAME|all [--iters N] [--reps R] [--threads T] [--count]
  *
  * Time mode (default): a warm-up, then R repetitions (default 5) of N
  * operations (default: per operation, about 0.1 s) on each of T threads
  * (default 1), each thread pinned to a CPU with its own struct luf_pcpu,
  * free list and folios; prints one line per operation:
- *   op=NAME cpus=C threads=T iters=N reps=R ns_med=.. ns_min=.. ns_max=..
+ *   op=NAME cpus=C threads=T iters=N reps=R per=P ns_med=.. ns_min=.. ns_max=..
  * where a repetition's ns/op is the mean over threads of the time its
- * measured stretches took (CLOCK_MONOTONIC) divided by N.
+ * measured stretches took (CLOCK_MONOTONIC) divided by N, and by P for an
+ * operation reported per unit (per CPU marked or flushed: ns/CPU). For a
+ * MICRO_PAIR operation it is thread 0's alone (the others interfere).
  *
  * Count mode (--count): a warm-up, then one repetition of exactly N
  * operations with no clock read, callgrind collection toggled on around
@@ -102,6 +105,9 @@ static int micro_run_op(const struct micro_op *op, const struct micro_opts *o,
 			unsigned int nr_threads)
 {
 	unsigned int cpus = op->cpus > nr_threads ? op->cpus : nr_threads;
+	unsigned int per = op->per ? op->per : 1;
+	/* MICRO_PAIR: thread 0 is measured, the others only interfere. */
+	unsigned int measured = op->flags & MICRO_PAIR ? 1 : nr_threads;
 	struct micro_worker w[64];
 	pthread_t tid[64];
 	struct micro_run r;
@@ -118,6 +124,7 @@ static int micro_run_op(const struct micro_op *op, const struct micro_opts *o,
 	r.count = o->count;
 	env = testenv_zalloc(sizeof(*env));
 	testenv_init(&env->t, cpus, 64, 0, LUF_PCPU_DEFAULT_THRESHOLD, 0, 0);
+	env->nr_threads = nr_threads;
 	r.th = calloc(nr_threads, sizeof(struct micro_thread *));
 	r.ns = calloc((size_t)r.reps * nr_threads, sizeof(*r.ns));
 	if (!r.th || !r.ns)
@@ -166,20 +173,20 @@ static int micro_run_op(const struct micro_op *op, const struct micro_opts *o,
 	if (failed) {
 		printf("op=%s FAILED\n", op->name);
 	} else if (o->count) {
-		printf("op=%s cpus=%u threads=%u iters=%lu mode=count\n", op->name, cpus,
-		       nr_threads, r.iters);
+		printf("op=%s cpus=%u threads=%u iters=%lu per=%u mode=count\n", op->name, cpus,
+		       nr_threads, r.iters, per);
 	} else {
 		for (unsigned int rep = 0; rep < r.reps; rep++) {
 			per_rep[rep] = 0;
-			for (unsigned int i = 0; i < nr_threads; i++)
-				per_rep[rep] += r.ns[rep * nr_threads + i] / nr_threads;
+			for (unsigned int i = 0; i < measured; i++)
+				per_rep[rep] += r.ns[rep * nr_threads + i] / measured / per;
 		}
 		qsort(per_rep, r.reps, sizeof(per_rep[0]), micro_cmp_double);
 		med = r.reps % 2 ? per_rep[r.reps / 2]
 				 : (per_rep[r.reps / 2 - 1] + per_rep[r.reps / 2]) / 2;
-		printf("op=%s cpus=%u threads=%u iters=%lu reps=%u ns_med=%.2f ns_min=%.2f "
+		printf("op=%s cpus=%u threads=%u iters=%lu reps=%u per=%u ns_med=%.2f ns_min=%.2f "
 		       "ns_max=%.2f\n",
-		       op->name, cpus, nr_threads, r.iters, r.reps, med, per_rep[0],
+		       op->name, cpus, nr_threads, r.iters, r.reps, per, med, per_rep[0],
 		       per_rep[r.reps - 1]);
 	}
 	fflush(stdout);
@@ -249,7 +256,9 @@ int main(int argc, char **argv)
 	}
 	if (list) {
 		for (unsigned int i = 0; i < micro_nr_ops; i++)
-			printf("%s\t%u\t%s\n", micro_ops[i].name, micro_ops[i].cpus,
+			printf("%s\t%u\t%u\t%s\t%s\n", micro_ops[i].name, micro_ops[i].cpus,
+			       micro_ops[i].per ? micro_ops[i].per : 1,
+			       micro_ops[i].flags & MICRO_PAIR ? "pair" : "row",
 			       micro_ops[i].label);
 		return 0;
 	}

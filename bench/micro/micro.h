@@ -71,9 +71,16 @@ static inline void micro_meter_stop(struct micro_meter *m)
 	}
 }
 
-/* One luf instance (the recording backend of tests/common), shared by all threads. */
+/*
+ * One luf instance (the recording backend of tests/common: its flush only
+ * counts and copies the mask, no TLB is flushed), shared by all threads.
+ * @stop: rounds thread 0 has finished, for MICRO_PAIR operations (the
+ * other threads interfere until thread 0 is done with the same round).
+ */
 struct micro_env {
 	struct testenv t;
+	unsigned int nr_threads;
+	LUF_CACHE_ALIGNED unsigned long stop;
 };
 
 /*
@@ -91,10 +98,21 @@ struct micro_thread {
 	struct luf_batch *tmpl; /* a template it is reset from, or folded in */
 	unsigned short key, key2;
 	unsigned long mask[LUF_CPUMASK_WORDS(LUF_MAX_CPUS)];
-	unsigned long sink; /* results, so no operation is dead code */
-	unsigned long bad;  /* operations that returned a wrong result */
+	unsigned long *snaps;	   /* MICRO_RUN snapshots, taken outside the measured part */
+	struct luf_done_cpu *base; /* done counters of the baseline (code before the summary) */
+	unsigned long round;	   /* calls of run() so far (MICRO_PAIR) */
+	unsigned long sink;	   /* results, so no operation is dead code */
+	unsigned long bad;	   /* operations that returned a wrong result */
 	struct micro_meter meter;
 };
+
+/*
+ * MICRO_PAIR: thread 0 runs the measured operation; every other thread
+ * runs interference (e.g. marks CPUs done) until thread 0 has finished the
+ * same round, and is not measured. Only thread 0's ns/op is reported. The
+ * operation is a row of the thread-scaling table only.
+ */
+#define MICRO_PAIR 1u
 
 struct micro_op {
 	const char *name;
@@ -105,6 +123,9 @@ struct micro_op {
 	int (*init)(struct micro_thread *th);
 	/* Run the operation @n times, metering the measured stretches. */
 	void (*run)(struct micro_thread *th, unsigned long n);
+	/* Units per operation (CPUs marked or flushed): ns and instructions are per unit; 0: 1. */
+	unsigned int per;
+	unsigned int flags; /* MICRO_PAIR */
 };
 
 extern const struct micro_op micro_ops[];

@@ -54,7 +54,7 @@ static int be_flush(void *arch, const unsigned long *cpus, unsigned int nr, cons
 	for (unsigned int w = 0; w < x->m->words; w++)
 		x->mask[w] = __luf_read_once(&cpus[w]);
 	for (unsigned int c = 0; c < nr; c++) {
-		unsigned long d = luf_done_read(x->l->done, c);
+		unsigned long d = luf_done_read(&x->l->done, c);
 
 		if (luf_ugen_before(d, x->seen[c]))
 			x->m->pol[RP_LUF].c.viol[RP_S4]++;
@@ -121,7 +121,7 @@ void rp_luf_fini(struct rp_model *m)
 		for (unsigned int c = 0; c < x->nr_cpus; c++)
 			free(x->pc[c]);
 	if (x->l) {
-		free(x->l->done);
+		free(x->l->done.cpu);
 		free(x->l->stats);
 	}
 	free(x->l);

@@ -1,16 +1,25 @@
 // SPDX-License-Identifier: GPL-2.0-only OR MIT
 /*
- * luf-workloads: the workload models of mdl_work.c on 16, 64 and 256
+ * luf-workloads: the workload models of mdl_work.c on 16, 64, 256 and 4096
  * simulated CPUs, immediate / batched / luf / oracle counted in one run on
  * the same events, each configuration repeated with --runs seeds.
  *
  * Usage: luf-workloads [--model NAME|all] [--cpus N[,N...]] [--runs N]
- *                   [--steps N] [--seed N] [--ctx N] [--wf N] [--data FILE]
+ *                   [--steps N] [--max-steps N] [--seed N] [--ctx N] [--wf N]
+ *                   [--data FILE]
  *   --steps   steps per CPU (default 2000)
+ *   --max-steps  at most this many steps per run: a configuration whose
+ *             CPUs x --steps is larger runs max-steps / CPUs steps per CPU
+ *             instead (default 2048000: 500 per CPU at 4096 CPUs; 0 = no
+ *             cap). Every table has a steps/CPU column and a footnote
+ *             when a row was capped.
  *   --ctx     full local flushes per 1000 steps of a CPU (default 5)
  *   --wf      write faults per 1000 steps (default 1)
  *   --data    also write one line per (model, CPUs) of medians for gnuplot
  * Output: a markdown table per model: medians over the runs [min-max].
+ * --data lines: model/CPUs, remote flushes (immediate batched luf oracle),
+ * IPIs (same order), luf vs batched %, luf vs oracle %, steps/CPU, luf
+ * aborts (all medians).
  * Ratios are computed within each run, then their median is taken.
  * Exit status: 0; 1 a safety violation or a luf error; 2 usage.
  */
@@ -70,7 +79,7 @@ static double pct(double a, double b)
 struct opts {
 	int model; /* -1: all */
 	unsigned int cpus[MAX_CPUS_ARGS], ncpus, runs;
-	unsigned long steps;
+	unsigned long steps, max_steps;
 	uint64_t seed;
 	unsigned int ctx, wf;
 	const char *data;
@@ -79,8 +88,8 @@ struct opts {
 static int usage(void)
 {
 	fprintf(stderr, "usage: luf-workloads [--model reclaim|tiering|compaction|jit|alloc|all] "
-			"[--cpus N[,N...]] [--runs N] [--steps N] [--seed N] [--ctx N] [--wf N] "
-			"[--data FILE]\n");
+			"[--cpus N[,N...]] [--runs N] [--steps N] [--max-steps N] [--seed N] "
+			"[--ctx N] [--wf N] [--data FILE]\n");
 	return 2;
 }
 
@@ -105,7 +114,7 @@ static int parse(int argc, char **argv, struct opts *o)
 			for (const char *p = v; *p && o->ncpus < MAX_CPUS_ARGS; p = end) {
 				unsigned long n = strtoul(p, &end, 10);
 
-				if (end == p || !n || n > 1024)
+				if (end == p || !n || n > LUF_MAX_CPUS)
 					return -1;
 				o->cpus[o->ncpus++] = (unsigned int)n;
 				if (*end == ',')
@@ -121,6 +130,10 @@ static int parse(int argc, char **argv, struct opts *o)
 			o->steps = strtoul(v, &end, 10);
 			if (*end || !o->steps)
 				return -1;
+		} else if (!strcmp(a, "--max-steps")) {
+			o->max_steps = strtoul(v, &end, 10);
+			if (*end)
+				return -1;
 		} else if (!strcmp(a, "--seed")) {
 			o->seed = strtoull(v, &end, 10);
 		} else if (!strcmp(a, "--ctx")) {
@@ -134,6 +147,16 @@ static int parse(int argc, char **argv, struct opts *o)
 		}
 	}
 	return 0;
+}
+
+/* Steps per CPU on @cpus CPUs: --steps, or fewer if --max-steps caps the run. */
+static unsigned long steps_for(const struct opts *o, unsigned int cpus)
+{
+	unsigned long s = o->steps;
+
+	if (o->max_steps && s > o->max_steps / cpus)
+		s = o->max_steps / cpus ? o->max_steps / cpus : 1;
+	return s;
 }
 
 /* Per run values of one configuration. */
@@ -151,7 +174,7 @@ static int run_config(const struct opts *o, enum mdl_model m, unsigned int cpus,
 	memset(R, 0, sizeof(*R));
 	for (unsigned int k = 0; k < o->runs; k++) {
 		struct mdl_work_opt wo = {.nr_cpus = cpus,
-					  .steps = o->steps,
+					  .steps = steps_for(o, cpus),
 					  .seed = o->seed + k,
 					  .ctx_permille = o->ctx,
 					  .wf_permille = o->wf};
@@ -160,8 +183,8 @@ static int run_config(const struct opts *o, enum mdl_model m, unsigned int cpus,
 		double a = 0;
 
 		if (ret) {
-			fprintf(stderr, "luf-workloads: %s on %u CPUs: error %d\n", mdl_model_name(m),
-				cpus, ret);
+			fprintf(stderr, "luf-workloads: %s on %u CPUs: error %d\n",
+				mdl_model_name(m), cpus, ret);
 			return ret;
 		}
 		for (int p = 0; p < MDL_NPOL; p++) {
@@ -192,7 +215,7 @@ static void print_row(const struct opts *o, unsigned int cpus, const struct runs
 {
 	unsigned int n = o->runs;
 
-	printf("| %u |", cpus);
+	printf("| %u | %lu |", cpus, steps_for(o, cpus));
 	for (int p = 0; p < MDL_NPOL; p++)
 		cell(R->remote[p], n, "%.0f");
 	for (int p = 0; p < MDL_NPOL; p++)
@@ -209,13 +232,35 @@ static void print_row(const struct opts *o, unsigned int cpus, const struct runs
 	printf(" %llu |\n", R->viol + R->errors);
 }
 
+/* Say so when a configuration ran fewer steps per CPU than --steps. */
+static void footnote(const struct opts *o)
+{
+	int any = 0;
+
+	for (unsigned int i = 0; i < o->ncpus; i++) {
+		if (steps_for(o, o->cpus[i]) == o->steps)
+			continue;
+		printf("%s%u CPUs: %lu steps per CPU, not %lu",
+		       any ? "; " : "\nFewer steps: ", o->cpus[i], steps_for(o, o->cpus[i]),
+		       o->steps);
+		any = 1;
+	}
+	if (any)
+		printf(" (--max-steps %lu caps the steps of one run to bound its time:\n"
+		       "each CPU goes through fewer reclaim, compile or migration cycles, the\n"
+		       "start with every free list full weighs more, and the counts are smaller\n"
+		       "in proportion; compare ratios, not counts, with the other rows).\n",
+		       o->max_steps);
+}
+
 int main(int argc, char **argv)
 {
 	struct opts o = {.model = -1,
-			 .cpus = {16, 64, 256},
-			 .ncpus = 3,
+			 .cpus = {16, 64, 256, 4096},
+			 .ncpus = 4,
 			 .runs = 5,
 			 .steps = 2000,
+			 .max_steps = 2048000,
 			 .seed = 1,
 			 .ctx = 5,
 			 .wf = 1};
@@ -229,8 +274,9 @@ int main(int argc, char **argv)
 		perror(o.data);
 		return 2;
 	}
-	printf("<!-- luf-workloads --runs %u --steps %lu --seed %llu --ctx %u --wf %u -->\n", o.runs,
-	       o.steps, (unsigned long long)o.seed, o.ctx, o.wf);
+	printf("<!-- luf-workloads --runs %u --steps %lu --max-steps %lu --seed %llu --ctx %u --wf "
+	       "%u -->\n",
+	       o.runs, o.steps, o.max_steps, (unsigned long long)o.seed, o.ctx, o.wf);
 	for (int m = 0; m < MDL_NMODELS; m++) {
 		int migr = m == MDL_TIERING || m == MDL_COMPACTION;
 
@@ -238,12 +284,12 @@ int main(int argc, char **argv)
 			continue;
 		printf("\n#### %s\n\n%s.\n\n", mdl_model_name((enum mdl_model)m),
 		       mdl_model_what((enum mdl_model)m));
-		printf("| CPUs | remote flushes: immediate | batched | luf | oracle "
+		printf("| CPUs | steps/CPU | remote flushes: immediate | batched | luf | oracle "
 		       "| IPIs received: immediate | batched | luf | oracle |%s"
 		       " luf skipped by diet | CPUs dieted | luf aborts "
 		       "| luf vs immediate | luf vs batched | luf vs oracle | violations |\n",
 		       migr ? " IPIs/1000 migrated: immediate | batched | luf | oracle |" : "");
-		printf("|---|---|---|---|---|---|---|---|---|%s---|---|---|---|---|---|---|\n",
+		printf("|---|---|---|---|---|---|---|---|---|---|%s---|---|---|---|---|---|---|\n",
 		       migr ? "---|---|---|---|" : "");
 		for (unsigned int i = 0; i < o.ncpus; i++) {
 			if (run_config(&o, (enum mdl_model)m, o.cpus[i], &R))
@@ -258,8 +304,10 @@ int main(int argc, char **argv)
 					fprintf(data, " %.0f", stat_of(R.remote[p], o.runs).med);
 				for (int p = 0; p < MDL_NPOL; p++)
 					fprintf(data, " %.0f", stat_of(R.ipis[p], o.runs).med);
-				fprintf(data, " %.2f %.2f\n", stat_of(R.vs_bat, o.runs).med,
-					stat_of(R.vs_ora, o.runs).med);
+				fprintf(data, " %.2f %.2f %lu %.0f\n",
+					stat_of(R.vs_bat, o.runs).med,
+					stat_of(R.vs_ora, o.runs).med, steps_for(&o, o.cpus[i]),
+					stat_of(R.aborts, o.runs).med);
 			}
 			if (i + 1 == o.ncpus) {
 				printf("\nluf aborts by cause (all runs):");
@@ -268,6 +316,7 @@ int main(int argc, char **argv)
 					       R.abort_cause[c],
 					       c + 1 < LUF_ABORT_NR_CAUSES ? "," : "");
 				printf(" (%u CPUs)\n", o.cpus[i]);
+				footnote(&o);
 			}
 		}
 	}

@@ -349,7 +349,7 @@ int main(int argc, char **argv)
 	}
 	for (unsigned int c = 0; c < nr_cpus; c++)
 		free(pc[c]);
-	free(l->done);
+	free(l->done.cpu);
 	free(l->stats);
 	free(l);
 	free(kt);

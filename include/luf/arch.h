@@ -13,6 +13,8 @@
 
 #include "platform.h"
 
+LUF_BEGIN_DECLS
+
 struct luf_domain;
 
 /**
@@ -53,5 +55,7 @@ struct luf_arch_ops {
 	int (*mm_cpus)(void *arch, const struct luf_domain *dom, unsigned long *out,
 		       unsigned int nr_cpus);
 };
+
+LUF_END_DECLS
 
 #endif /* LUF_ARCH_H */

@@ -11,7 +11,8 @@
  *
  * Invariant: the set has no CPU iff its ugen is 0 and writable is 0.
  *
- * Every operation costs O(words + CPUs in the set). None allocates, locks
+ * Every operation costs O(words + CPUs in the set), check_done and diet
+ * O(1) when every CPU has flushed past the set (luf/done.h). None allocates, locks
  * or writes anything but the batch it is given; a batch shared between
  * CPUs is guarded by its owner (the key table's and the domain's seqcount
  * and lock). Source: LUF RFC v12, fold_batch(), arch_tlbbatch_diet(),
@@ -24,6 +25,8 @@
 #include "ugen.h"
 #include "cpumask.h"
 #include "done.h"
+
+LUF_BEGIN_DECLS
 
 /**
  * struct luf_batch - a pending set {cpus, ugen, writable}
@@ -196,8 +199,7 @@ static inline bool luf_batch_equal(const struct luf_batch *a, const struct luf_b
 }
 
 /* Has @cpu flushed far enough for a set stamped @ugen? (diet's and check_done's test) */
-static inline bool __luf_cpu_done(const struct luf_done_cpu __percpu *d, unsigned int cpu,
-				  unsigned long ugen)
+static inline bool __luf_cpu_done(const struct luf_done *d, unsigned int cpu, unsigned long ugen)
 {
 #if defined(LUF_MUTANT_DIET_EARLY)
 	/* Mutant: counts a CPU one generation behind as done (breaks S1). */
@@ -207,23 +209,80 @@ static inline bool __luf_cpu_done(const struct luf_done_cpu __percpu *d, unsigne
 #endif
 }
 
+/*
+ * Is the CPU that held the minimum of word @i's group (its lag hint) among
+ * @w, the set's CPUs of that word, and behind @ugen?
+ */
+static inline bool __luf_lag_behind(const struct luf_done *d, unsigned int i, unsigned long w,
+				    unsigned long ugen)
+{
+	unsigned long lag = __luf_read_once(&d->lag[i]) - (unsigned long)i * LUF_BITS_PER_LONG;
+
+	return lag < LUF_BITS_PER_LONG && (w >> lag & 1) &&
+	       !__luf_cpu_done(d, i * LUF_BITS_PER_LONG + (unsigned int)lag, ugen);
+}
+
+/*
+ * Has every CPU of word @i of a set stamped @ugen flushed? @w: the word's
+ * CPUs. The CPU that held the group's minimum is looked at first: when
+ * one CPU of many is behind, it is most often that one.
+ */
+static inline bool __luf_word_done(const struct luf_done *d, unsigned int i, unsigned long w,
+				   unsigned long ugen)
+{
+	if (__luf_lag_behind(d, i, w, ugen))
+		return false;
+	for (; w; w &= w - 1)
+		if (!__luf_cpu_done(d, i * LUF_BITS_PER_LONG + __luf_ffs(w), ugen))
+			return false;
+	return true;
+}
+
 /**
  * luf_batch_check_done() - has every CPU of @b flushed up to its ugen?
  * @b: the batch
- * @d: done counters of at least @b->nr_cpus CPUs (&struct luf.done)
+ * @d: the done counters of an instance of @b->nr_cpus CPUs (&struct luf.done)
  *
  * Reads only (no write to any line): a check on the allocation fast path.
+ * One comparison when every CPU has flushed past the set's ugen (the
+ * summary's @all); otherwise one word per cpumask word of @b whose group
+ * has, and the CPUs of the others (struct luf_done).
  * Return: true iff @b is empty or done[cpu] >= ugen for every CPU in it.
  */
-static inline bool luf_batch_check_done(const struct luf_batch *b,
-					const struct luf_done_cpu __percpu *d)
+static inline bool luf_batch_check_done(const struct luf_batch *b, const struct luf_done *d)
+{
+	unsigned long ugen = __luf_read_once(&b->ugen);
+	unsigned int words = LUF_CPUMASK_WORDS(b->nr_cpus);
+
+	unsigned long g;
+
+	if (!ugen || !luf_ugen_before(luf_done_all(d), ugen))
+		return true;
+	/* The CPU that held the machine back, if the set has it: often the answer. */
+	g = __luf_read_once(&d->lag_all);
+	if (g < words && __luf_lag_behind(d, (unsigned int)g, __luf_read_once(&b->cpus[g]), ugen))
+		return false;
+	for (unsigned int i = 0; i < words; i++) {
+		unsigned long w = __luf_read_once(&b->cpus[i]);
+
+		if (w && luf_ugen_before(__luf_done_group(d, i), ugen) &&
+		    !__luf_word_done(d, i, w, ugen))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * luf_batch_check_done() without the summary: every CPU's counter. The
+ * reference the summary is tested against; O(CPUs in the set).
+ */
+static inline bool __luf_batch_check_done_scan(const struct luf_batch *b, const struct luf_done *d)
 {
 	unsigned long ugen = __luf_read_once(&b->ugen);
 	unsigned int words = LUF_CPUMASK_WORDS(b->nr_cpus);
 
 	if (!ugen)
 		return true;
-	/* A word at a time, as diet: luf_cpumask_next() per CPU costs 6x more. */
 	for (unsigned int i = 0; i < words; i++) {
 		unsigned long w = __luf_read_once(&b->cpus[i]);
 
@@ -237,16 +296,16 @@ static inline bool luf_batch_check_done(const struct luf_batch *b,
 /**
  * luf_batch_diet() - drop from @b every CPU that has flushed up to its ugen
  * @b: the batch, owned by the caller
- * @d: done counters (&struct luf.done)
+ * @d: the done counters of an instance (&struct luf.done)
  *
  * A CPU may have flushed for any reason: a context switch, another
  * flusher's shootdown. A CPU whose done is older than the ugen is never
  * dropped. If no CPU is left, @b becomes empty (ugen 0, not writable):
- * nothing to flush.
+ * nothing to flush. A whole cpumask word is cleared at once when its
+ * group's summary has passed the ugen (struct luf_done).
  * Return: the number of CPUs dropped.
  */
-static inline unsigned int luf_batch_diet(struct luf_batch *b,
-					  const struct luf_done_cpu __percpu *d)
+static inline unsigned int luf_batch_diet(struct luf_batch *b, const struct luf_done *d)
 {
 	unsigned long ugen = __luf_read_once(&b->ugen);
 	unsigned int words = LUF_CPUMASK_WORDS(b->nr_cpus), dropped = 0;
@@ -254,15 +313,24 @@ static inline unsigned int luf_batch_diet(struct luf_batch *b,
 
 	if (!ugen)
 		return 0;
+	if (!luf_ugen_before(luf_done_all(d), ugen)) {
+		/* Every CPU has passed the set: no counter to read. */
+		dropped = luf_cpumask_weight(b->cpus, b->nr_cpus);
+		luf_batch_clear(b);
+		return dropped;
+	}
 	for (unsigned int i = 0; i < words; i++) {
 		unsigned long w = __luf_read_once(&b->cpus[i]), keep = 0;
 
-		/* Branch-free: collect the CPUs that have not flushed far enough. */
-		for (unsigned long t = w; t; t &= t - 1) {
-			unsigned int bit = __luf_ffs(t);
+		if (!w)
+			continue;
+		if (luf_ugen_before(__luf_done_group(d, i), ugen)) {
+			/* Branch-free: collect the CPUs that have not flushed far enough. */
+			for (unsigned long t = w; t; t &= t - 1) {
+				unsigned int bit = __luf_ffs(t), cpu = i * LUF_BITS_PER_LONG + bit;
 
-			keep |= (unsigned long)!__luf_cpu_done(d, i * LUF_BITS_PER_LONG + bit, ugen)
-				<< bit;
+				keep |= (unsigned long)!__luf_cpu_done(d, cpu, ugen) << bit;
+			}
 		}
 		if (keep != w) {
 			__luf_write_once(&b->cpus[i], keep);
@@ -276,5 +344,7 @@ static inline unsigned int luf_batch_diet(struct luf_batch *b,
 	}
 	return dropped;
 }
+
+LUF_END_DECLS
 
 #endif /* LUF_BATCH_H */

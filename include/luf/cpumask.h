@@ -19,6 +19,8 @@
 
 #include "platform.h"
 
+LUF_BEGIN_DECLS
+
 /* Most CPU ids an instance supports: Debian's kernels are built for 8192. */
 #define LUF_MAX_CPUS 8192u
 /* Words (unsigned long) of a mask of @nr_cpus CPUs. */
@@ -304,5 +306,7 @@ static inline unsigned int luf_cpumask_next(const unsigned long *m, unsigned int
 #define luf_for_each_cpu(cpu, m, nr_cpus)                                    \
 	for ((cpu) = luf_cpumask_next((m), (nr_cpus), 0); (cpu) < (nr_cpus); \
 	     (cpu) = luf_cpumask_next((m), (nr_cpus), (cpu) + 1))
+
+LUF_END_DECLS
 
 #endif /* LUF_CPUMASK_H */

@@ -25,6 +25,8 @@
 #include "platform.h"
 #include "shared.h"
 
+LUF_BEGIN_DECLS
+
 /**
  * struct luf_domain - an address space's pending set (the mm's)
  * @luf: the instance it is bound to
@@ -83,7 +85,7 @@ int luf_domain_init(struct luf_domain *dom, struct luf *l);
  */
 static inline bool luf_domain_pending(const struct luf_domain *dom)
 {
-	return __luf_domain_live(dom) && !__luf_shared_check_done(&dom->set, dom->luf->done);
+	return __luf_domain_live(dom) && !__luf_shared_check_done(&dom->set, &dom->luf->done);
 }
 
 /**
@@ -123,5 +125,7 @@ int luf_domain_fini(struct luf_domain *dom);
  */
 int luf_domain_settle(struct luf *l, unsigned int cpu, struct luf_domain *dom,
 		      struct luf_batch *scratch);
+
+LUF_END_DECLS
 
 #endif /* LUF_DOMAIN_H */

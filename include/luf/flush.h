@@ -31,6 +31,8 @@
 #include "stats.h"
 #include "arch.h"
 
+LUF_BEGIN_DECLS
+
 /* Receives LUF_DEBUG misuse reports: what, the folio or object, the call site. */
 typedef void luf_report_fn(const char *what, const void *obj, const char *file, int line);
 
@@ -40,7 +42,7 @@ typedef void luf_report_fn(const char *what, const void *obj, const char *file, 
  * @ops: the backend (read-mostly from here on)
  * @arch: the backend's context, passed to every op
  * @nr_cpus: ops->nr_cpu_ids() at luf_init()
- * @done: the per-CPU done counters
+ * @done: the per-CPU done counters and their summary (luf/done.h)
  * @stats: the per-CPU statistics
  * @report: where LUF_DEBUG reports go; NULL for the platform's default
  * @magic: the init marker (__luf_magic() of this instance while live)
@@ -53,10 +55,10 @@ struct luf {
 	const struct luf_arch_ops *ops;
 	void *arch;
 	unsigned int nr_cpus;
-	struct luf_done_cpu __percpu *done;
 	struct luf_stats_cpu __percpu *stats;
 	luf_report_fn *report;
 	unsigned long magic;
+	struct luf_done done;
 };
 
 /*
@@ -241,5 +243,7 @@ static inline void __luf_debug_report(const struct luf *l, const char *what, con
 		__luf_platform_report(what, obj, file, line);
 }
 #endif
+
+LUF_END_DECLS
 
 #endif /* LUF_FLUSH_H */

@@ -5,9 +5,12 @@
  * Freed folios go to one of two lists: clean (no flush owed: the key's set
  * was done when freed, or has been flushed since) or pend (a CPU in its set
  * may still translate to it). An allocation takes clean folios first. With
- * LUF_ALLOC_MAY_FLUSH and no clean folio to spare, it flushes once, for the
- * union of the sets of every pend folio, and moves them all to clean: one
- * flush pays for the whole list. Without the flag it never flushes and
+ * no clean folio to spare it first releases the done prefix of the pend
+ * list (FIFO: the oldest frees are the likeliest to have been flushed
+ * since, by any CPU's flush). Only if that releases nothing, and with
+ * LUF_ALLOC_MAY_FLUSH, it flushes once, for the union of the sets of the
+ * pend folios left, and moves them all to clean: one flush pays for the
+ * whole list. Without the flag it never flushes and
  * never hands out a pend folio (it fails with -EAGAIN instead), and it may
  * use the reserve: a floor of clean folios kept for callers that cannot
  * flush (atomic context, a signal handler), which a caller that may flush
@@ -25,6 +28,8 @@
 #include "platform.h"
 #include "folio.h"
 #include "pcpu.h"
+
+LUF_BEGIN_DECLS
 
 /*
  * The caller's descriptor (@type) around its struct luf_folio @member at
@@ -52,6 +57,7 @@
  * @cache_seq: the verdict cache for runs of one key: its seqcount
  * @cache_key: ... the key (0: no verdict cached)
  * @cache_done: ... and whether its set was done
+ * @pend_partial: a done prefix was released since @pend_set was built
  * @magic: the init marker
  *
  * luf_freelist_size() bytes of caller storage, set up by luf_freelist_init().
@@ -69,6 +75,7 @@ struct luf_freelist {
 	unsigned long cache_seq;
 	unsigned short cache_key;
 	bool cache_done;
+	bool pend_partial;
 	unsigned long magic;
 };
 
@@ -126,8 +133,11 @@ int luf_freelist_fini(struct luf_freelist *fl);
  * @flags: 0 (may not flush) or LUF_ALLOC_MAY_FLUSH
  *
  * If the union of the pend folios' sets is done already, all of them move
- * without a flush; else, with LUF_ALLOC_MAY_FLUSH, after one flush of that
- * union (dieted first). luf_alloc() calls it when no clean folio is left
+ * without a flush; else the pend folios at the head of the list whose
+ * keys' sets are done move (one check per run of a key); if none is,
+ * with LUF_ALLOC_MAY_FLUSH, all of them move after one flush of the union
+ * of the sets still pend (rebuilt from their keys if a prefix left, then
+ * dieted). luf_alloc() calls it when no clean folio is left
  * above its floor; a caller may call it to drain the pend list.
  *
  * Context: may flush only with LUF_ALLOC_MAY_FLUSH.
@@ -325,5 +335,7 @@ static inline unsigned long luf_freelist_nr_pend(const struct luf_freelist *fl)
 {
 	return fl->nr_pend;
 }
+
+LUF_END_DECLS
 
 #endif /* LUF_FREELIST_H */

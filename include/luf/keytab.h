@@ -19,6 +19,8 @@
 #include "platform.h"
 #include "shared.h"
 
+LUF_BEGIN_DECLS
+
 /* Most keys a table can have (a folio's key is 16 bits, as in LUF). */
 #define LUF_KEYTAB_MAX_KEYS 65536u
 
@@ -128,7 +130,7 @@ static inline int luf_keytab_check_done(const struct luf_keytab *kt, unsigned in
 		return -EINVAL;
 	if (!key)
 		return 1;
-	return __luf_shared_check_done(__luf_keytab_entry(kt, key), kt->luf->done);
+	return __luf_shared_check_done(__luf_keytab_entry(kt, key), &kt->luf->done);
 }
 
 /*
@@ -150,7 +152,7 @@ static inline int __luf_keytab_fold(struct luf_keytab *kt, unsigned int key,
 		return 0;
 	s = __luf_keytab_entry(kt, key);
 	flags = __luf_shared_write_begin(s);
-	luf_batch_diet(__luf_shared_batch(s), kt->luf->done);
+	luf_batch_diet(__luf_shared_batch(s), &kt->luf->done);
 	luf_batch_fold(__luf_shared_batch(s), src);
 	__luf_write_once(&s->named, 1);
 	__luf_shared_write_end(s, flags);
@@ -162,5 +164,7 @@ static inline bool __luf_keytab_named(const struct luf_keytab *kt, unsigned int 
 {
 	return __luf_read_once(&__luf_keytab_entry(kt, key)->named) != 0;
 }
+
+LUF_END_DECLS
 
 #endif /* LUF_KEYTAB_H */

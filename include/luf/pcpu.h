@@ -25,6 +25,8 @@
 #include "keytab.h"
 #include "domain.h"
 
+LUF_BEGIN_DECLS
+
 /* Removals a CPU batches before it folds on its own (luf_pcpu_init()'s threshold). */
 #define LUF_PCPU_DEFAULT_THRESHOLD 512u
 
@@ -168,7 +170,7 @@ static inline int luf_pcpu_defer(struct luf_pcpu *pc, struct luf_domain *dom,
 		return -EINVAL;
 	stamp = luf_ugen_stamp(&pc->luf->ugen);
 	if (dom && !__luf_shared_covers(&dom->set, cpus, stamp, writable))
-		__luf_shared_add(&dom->set, cpus, stamp, writable, pc->luf->done);
+		__luf_shared_add(&dom->set, cpus, stamp, writable, &pc->luf->done);
 	luf_batch_add(pc->open, cpus, stamp, writable);
 	if (!writable)
 		__luf_stat_inc(pc->luf->stats, pc->cpu, LUF_STAT_DEFERRED);
@@ -217,5 +219,7 @@ static inline int luf_pcpu_fold(struct luf_pcpu *pc, unsigned short *key)
  * stays pending).
  */
 int luf_key_flush(struct luf_pcpu *pc, unsigned int key);
+
+LUF_END_DECLS
 
 #endif /* LUF_PCPU_H */

@@ -27,6 +27,8 @@
 #include "batch.h"
 #include "flush.h"
 
+LUF_BEGIN_DECLS
+
 /**
  * struct luf_shared - a pending set shared between CPUs
  * @seq: the seqcount: even when stable, odd while a writer changes the set
@@ -101,8 +103,7 @@ static inline void __luf_shared_write_end(struct luf_shared *s, unsigned long fl
 }
 
 /* Has every CPU of the shared set flushed? Lock-free and write-free (luf_batch_check_done()). */
-static inline bool __luf_shared_check_done(const struct luf_shared *s,
-					   const struct luf_done_cpu __percpu *d)
+static inline bool __luf_shared_check_done(const struct luf_shared *s, const struct luf_done *d)
 {
 	unsigned long seq;
 	bool done;
@@ -165,8 +166,7 @@ static inline bool __luf_shared_covers(const struct luf_shared *s, const unsigne
  * do not accumulate.
  */
 static inline void __luf_shared_add(struct luf_shared *s, const unsigned long *cpus,
-				    unsigned long ugen, bool writable,
-				    const struct luf_done_cpu __percpu *d)
+				    unsigned long ugen, bool writable, const struct luf_done *d)
 {
 	unsigned long flags = __luf_shared_write_begin(s);
 
@@ -195,9 +195,11 @@ static inline int __luf_shared_flush(struct luf *l, unsigned int cpu, struct luf
 	if (ret < 0)
 		return ret;
 	flags = __luf_shared_write_begin(s);
-	luf_batch_diet(__luf_shared_batch(s), l->done);
+	luf_batch_diet(__luf_shared_batch(s), &l->done);
 	__luf_shared_write_end(s, flags);
 	return ret;
 }
+
+LUF_END_DECLS
 
 #endif /* LUF_SHARED_H */

@@ -19,6 +19,8 @@
 
 #include "platform.h"
 
+LUF_BEGIN_DECLS
+
 struct luf;
 
 /**
@@ -59,7 +61,7 @@ enum luf_abort_cause {
  * @LUF_STAT_FREE_PEND: folios freed to the pend list
  * @LUF_STAT_ALLOC_CLEAN: allocations served (a clean folio handed out)
  * @LUF_STAT_ALLOC_FLUSH: allocations that flushed the pend list
- * @LUF_STAT_ALLOC_DONE: pend list found flushed already (diet): no flush
+ * @LUF_STAT_ALLOC_DONE: pend list, or its head, found flushed already: no flush
  * @LUF_STAT_ALLOC_FAIL: allocations that returned an error
  * @LUF_STAT_PEND_RELEASED: pend folios moved to clean (flushed, or found done)
  * @LUF_STAT_ABORT: the first of %LUF_ABORT_NR_CAUSES counters, one per cause
@@ -179,5 +181,7 @@ long luf_stats_nr_pend(const struct luf *l);
  * Return: a count of folios.
  */
 long luf_stats_nr_clean(const struct luf *l);
+
+LUF_END_DECLS
 
 #endif /* LUF_STATS_H */

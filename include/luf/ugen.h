@@ -35,6 +35,8 @@
 
 #include "platform.h"
 
+LUF_BEGIN_DECLS
+
 /**
  * struct luf_ugen_src - the source of unmap generations of one instance
  * @cur: the last ugen handed out by __luf_ugen_new(); written by flushers
@@ -133,5 +135,7 @@ static inline unsigned long luf_ugen_stamp(const struct luf_ugen_src *src)
 	g = __luf_read_once(&src->cur) + 1;
 	return g ? g : 1;
 }
+
+LUF_END_DECLS
 
 #endif /* LUF_UGEN_H */

@@ -32,6 +32,8 @@
 #include "platform.h"
 #include "pcpu.h"
 
+LUF_BEGIN_DECLS
+
 /* Present and usable (not PROT_NONE, not a NUMA-hinting entry). */
 #define LUF_PTE_ACCESSIBLE 0x1u
 /* Writable: its removal is flushed, never deferred (S3). */
@@ -224,5 +226,7 @@ static inline int luf_upgrade_check_at(struct luf_pcpu *pc, unsigned int key,
 
 /* luf_upgrade_check_at() with the caller's __FILE__ and __LINE__: the call to use. */
 #define luf_upgrade_check(pc, key, dom) luf_upgrade_check_at((pc), (key), (dom), __FILE__, __LINE__)
+
+LUF_END_DECLS
 
 #endif /* LUF_UPGRADE_H */

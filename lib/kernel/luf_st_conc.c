@@ -79,7 +79,7 @@ static void st_kt_thread(struct st_thread *t)
 			ST_CHECK(&t->rec,
 				 (luf_cpumask_test_cpu(copy->cpus, nr, cpu) &&
 				  !luf_ugen_before(luf_batch_ugen(copy), s)) ||
-				     __luf_cpu_done(in->l->done, cpu, s),
+				     __luf_cpu_done(&in->l->done, cpu, s),
 				 "key %u lost CPU %u at stamp %lu", key, cpu, s);
 		}
 		fresh = __luf_keytab_new_key(in->kt);
@@ -90,7 +90,7 @@ static void st_kt_thread(struct st_thread *t)
 		if ((i & 7) == 7) {
 			ST_CHECK(&t->rec, luf_key_flush(pc, key) >= 0, "flush of key %u", key);
 			luf_for_each_cpu(cpu, m, nr) {
-				ST_CHECK(&t->rec, __luf_cpu_done(in->l->done, cpu, s),
+				ST_CHECK(&t->rec, __luf_cpu_done(&in->l->done, cpu, s),
 					 "CPU %u not done after flushing key %u", cpu, key);
 			}
 			t->sum[0]++;

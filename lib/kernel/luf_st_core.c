@@ -45,20 +45,20 @@ void st_ugen_wrap(struct st_ctx *c, unsigned long arg, struct st_rec *r)
 	s_old = luf_ugen_stamp(&in.l->ugen);
 	luf_batch_add(old, c->sel, s_old, false);
 	for (j = 0; j < c->p->nr_cpus; j++)
-		prev[j] = luf_done_read(in.l->done, c->p->cpus[j]);
+		prev[j] = luf_done_read(&in.l->done, c->p->cpus[j]);
 
 	for (i = 0; i < 8; i++) {
 		luf_batch_clear(b);
 		s = luf_ugen_stamp(&in.l->ugen);
 		ST_CHECK(r, s != 0, "stamp %u", i);
 		luf_batch_add(b, c->sel, s, false);
-		ST_CHECK(r, !luf_batch_check_done(b, in.l->done), "stamp %lu done before a flush",
+		ST_CHECK(r, !luf_batch_check_done(b, &in.l->done), "stamp %lu done before a flush",
 			 s);
 		ST_CHECK(r, luf_flush_batch(in.l, st_self(), b) >= 0, "flush %u", i);
 		ST_CHECK(r, luf_batch_empty(b), "flush %u left the batch pending", i);
 		ST_CHECK(r, luf_ugen_current(&in.l->ugen) != 0, "ugen_new handed out 0");
 		for (j = 0; j < c->p->nr_cpus; j++) {
-			unsigned long d = luf_done_read(in.l->done, c->p->cpus[j]);
+			unsigned long d = luf_done_read(&in.l->done, c->p->cpus[j]);
 
 			ST_CHECK(r, d && !luf_ugen_before(d, s), "CPU %u done %lu < stamp %lu",
 				 c->p->cpus[j], d, s);
@@ -72,12 +72,12 @@ void st_ugen_wrap(struct st_ctx *c, unsigned long arg, struct st_rec *r)
 		 luf_ugen_before(start, luf_ugen_current(&in.l->ugen)) &&
 		     luf_ugen_current(&in.l->ugen) < start,
 		 "did not cross the wrap (at %lu)", luf_ugen_current(&in.l->ugen));
-	ST_CHECK(r, luf_batch_check_done(old, in.l->done), "set stamped before the wrap");
-	ST_CHECK(r, luf_batch_diet(old, in.l->done) == c->p->nr_cpus && luf_batch_empty(old),
+	ST_CHECK(r, luf_batch_check_done(old, &in.l->done), "set stamped before the wrap");
+	ST_CHECK(r, luf_batch_diet(old, &in.l->done) == c->p->nr_cpus && luf_batch_empty(old),
 		 "diet after the wrap");
 	luf_batch_clear(b);
 	luf_batch_add(b, c->sel, luf_ugen_stamp(&in.l->ugen), false);
-	ST_CHECK(r, !luf_batch_check_done(b, in.l->done), "set stamped after the last flush");
+	ST_CHECK(r, !luf_batch_check_done(b, &in.l->done), "set stamped after the last flush");
 	luf_for_each_cpu (cpu, c->sel, c->nr) {
 		ST_CHECK(r, luf_kernel_runs(in.k, cpu) == 8, "CPU %u ran %lu flushes, not 8", cpu,
 			 luf_kernel_runs(in.k, cpu));
@@ -172,10 +172,10 @@ void st_fold_diet_mark(struct st_ctx *c, unsigned long arg, struct st_rec *r)
 			 luf_kernel_runs(in.k, cpu) - runs[i], want);
 		ST_CHECK(r, luf_flush_received(in.l, cpu) - recv[i] == want, "received, CPU %u",
 			 cpu);
-		ST_CHECK(r, __luf_cpu_done(in.l->done, cpu, sb) == !!want, "done of CPU %u", cpu);
+		ST_CHECK(r, __luf_cpu_done(&in.l->done, cpu, sb) == !!want, "done of CPU %u", cpu);
 	}
 	/* Diet drops exactly the CPU that flushed, since the flush began after both stamps. */
-	ST_CHECK(r, luf_batch_diet(u, in.l->done) == 1, "diet dropped the wrong CPUs");
+	ST_CHECK(r, luf_batch_diet(u, &in.l->done) == 1, "diet dropped the wrong CPUs");
 	ST_CHECK(r, !luf_cpumask_test_cpu(u->cpus, c->nr, first), "");
 	ST_CHECK(r, luf_batch_empty(u) == (n == 1), "");
 	ST_CHECK(r, luf_flush_batch(in.l, st_self(), u) >= 0, "");
@@ -184,9 +184,9 @@ void st_fold_diet_mark(struct st_ctx *c, unsigned long arg, struct st_rec *r)
 
 		ST_CHECK(r, luf_kernel_runs(in.k, cpu) - runs[i] == 1, "CPU %u ran %lu handlers",
 			 cpu, luf_kernel_runs(in.k, cpu) - runs[i]);
-		ST_CHECK(r, __luf_cpu_done(in.l->done, cpu, sb), "CPU %u not done", cpu);
+		ST_CHECK(r, __luf_cpu_done(&in.l->done, cpu, sb), "CPU %u not done", cpu);
 	}
-	ST_CHECK(r, luf_batch_check_done(b, in.l->done), "");
+	ST_CHECK(r, luf_batch_check_done(b, &in.l->done), "");
 	/* Nothing left: diet empties @b and the flush is skipped, no IPI. */
 	ST_CHECK(r, luf_flush_batch(in.l, st_self(), b) >= 0 && luf_batch_empty(b), "");
 	ST_CHECK(r, luf_stats_sum(in.l, LUF_STAT_FLUSH_SKIPPED) == (n == 1 ? 2 : 1),
@@ -195,9 +195,9 @@ void st_fold_diet_mark(struct st_ctx *c, unsigned long arg, struct st_rec *r)
 		  luf_stats_sum(in.l, LUF_STAT_LOCAL_FLUSH);
 	ST_CHECK(r, flushes == (n == 1 ? 1 : 2), "flushes %ld", flushes);
 	/* mark_done never lowers a counter (S4). */
-	sa = luf_done_read(in.l->done, first);
-	__luf_done_mark_cpu(in.l->done, first, sa - 5);
-	ST_CHECK(r, luf_done_read(in.l->done, first) == sa, "done went back");
+	sa = luf_done_read(&in.l->done, first);
+	__luf_done_mark_cpu(&in.l->done, first, sa - 5);
+	ST_CHECK(r, luf_done_read(&in.l->done, first) == sa, "done went back");
 	scnprintf(r->info, sizeof(r->info), "IPIs received %lu, flush calls %ld, diet dropped %ld",
 		  luf_kernel_ipis(in.k), atomic_long_read(&in.k->flush_calls),
 		  luf_stats_sum(in.l, LUF_STAT_DIET_DROPPED));
@@ -225,7 +225,7 @@ void st_flush_failure(struct st_ctx *c, unsigned long arg, struct st_rec *r)
 	luf_batch_add(b, c->sel, luf_ugen_stamp(&in.l->ugen), false);
 	luf_batch_copy(copy, b);
 	for (i = 0; i < c->p->nr_cpus; i++)
-		done[i] = luf_done_read(in.l->done, c->p->cpus[i]);
+		done[i] = luf_done_read(&in.l->done, c->p->cpus[i]);
 	/* on_each_cpu_mask() cannot wait with interrupts off: the backend refuses. */
 	local_irq_disable();
 	self = smp_processor_id();
@@ -233,14 +233,15 @@ void st_flush_failure(struct st_ctx *c, unsigned long arg, struct st_rec *r)
 	local_irq_enable();
 	ST_CHECK(r, ret == -EDEADLK, "flush with interrupts off returned %d", ret);
 	ST_CHECK(r, luf_batch_equal(b, copy), "a failed flush changed the set");
+	ST_CHECK(r, !luf_batch_check_done(b, &in.l->done), "a failed flush counted as done");
 	for (i = 0; i < c->p->nr_cpus; i++) {
-		ST_CHECK(r, luf_done_read(in.l->done, c->p->cpus[i]) == done[i],
+		ST_CHECK(r, luf_done_read(&in.l->done, c->p->cpus[i]) == done[i],
 			 "done of CPU %u marked after a failed flush", c->p->cpus[i]);
 		ST_CHECK(r, luf_kernel_runs(in.k, c->p->cpus[i]) == 0, "a handler ran");
 	}
 	ST_CHECK(r, luf_stats_sum(in.l, LUF_STAT_FLUSH_FAILED) == 1, "");
 	ret = luf_flush_batch(in.l, st_self(), b);
-	ST_CHECK(r, ret == 1 && luf_batch_check_done(copy, in.l->done), "retry: %d", ret);
+	ST_CHECK(r, ret == 1 && luf_batch_check_done(copy, &in.l->done), "retry: %d", ret);
 	st_inst_destroy(&in);
 free:
 	kfree(b);
@@ -266,11 +267,11 @@ void st_local_flush(struct st_ctx *c, unsigned long arg, struct st_rec *r)
 	luf_cpumask_set_cpu(b->cpus, c->nr, cpu);
 	ST_CHECK(r, luf_kernel_local_flush(in.k) == 0, "");
 	luf_batch_add(later, c->sel, luf_ugen_stamp(&in.l->ugen), false);
-	ST_CHECK(r, __luf_cpu_done(in.l->done, cpu, s), "local flush not recorded");
+	ST_CHECK(r, __luf_cpu_done(&in.l->done, cpu, s), "local flush not recorded");
 	ST_CHECK(r, luf_kernel_covered(in.k, cpu, need), "");
-	ST_CHECK(r, luf_batch_diet(b, in.l->done) == 1, "diet dropped other CPUs too");
+	ST_CHECK(r, luf_batch_diet(b, &in.l->done) == 1, "diet dropped other CPUs too");
 	ST_CHECK(r, !luf_cpumask_test_cpu(b->cpus, c->nr, cpu), "");
-	ST_CHECK(r, luf_batch_diet(later, in.l->done) == 0, "a later set was dieted");
+	ST_CHECK(r, luf_batch_diet(later, &in.l->done) == 0, "a later set was dieted");
 	ST_CHECK(r, luf_local_flush_end(in.l, c->nr, s) == -EINVAL, "bad CPU accepted");
 	ST_CHECK(r, luf_local_flush_end(in.l, cpu, 0) == -EINVAL, "zero snapshot accepted");
 	put_cpu();
@@ -314,7 +315,7 @@ void st_checker_catches(struct st_ctx *c, unsigned long arg, struct st_rec *r)
 	ST_CHECK(r, luf_free(fl, pc, &pg.lf, key) == 0 && luf_freelist_nr_pend(fl) == 1, "");
 	ST_CHECK(r, !st_page_reuse_ok(in.k, &pg, c->nr), "checker passes a page nobody flushed");
 
-	__luf_done_mark(in.l->done, c->sel, c->nr, __luf_ugen_new(&in.l->ugen)); /* the lie */
+	__luf_done_mark(&in.l->done, c->sel, c->nr, __luf_ugen_new(&in.l->ugen)); /* the lie */
 	ret = luf_alloc(fl, pc, 0, &f);
 	ST_CHECK(r, ret == 0 && f == &pg.lf, "luf did not hand the page out (%d)", ret);
 	ST_CHECK(r, !st_page_reuse_ok(in.k, &pg, c->nr), "violation NOT detected");

@@ -259,7 +259,7 @@ void sim_check_done(struct luf_sim *sim, unsigned int cpu)
 
 	for (unsigned int k = 0; k < sim->nr_seen; k++) {
 		unsigned int x = (cpu + k) % n;
-		unsigned long d = luf_done_read(sim->done, x);
+		unsigned long d = luf_done_read(&sim->luf->done, x);
 
 		if (sim_ugen_older(d, sc->seen[k]))
 			sim_violation(sim, LUF_SIM_S4, cpu, "done[%u] went back from %#lx to %#lx",

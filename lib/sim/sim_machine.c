@@ -138,7 +138,7 @@ static int sim_build_cpus(struct luf_sim *sim)
 		    luf_freelist_init(sc->fl, sim->luf, sim->kt, sim->cfg.reserve))
 			return -EINVAL;
 		for (unsigned int k = 0; k < sim->nr_seen; k++)
-			sc->seen[k] = luf_done_read(sim->done, (c + k) % n);
+			sc->seen[k] = luf_done_read(&sim->luf->done, (c + k) % n);
 	}
 	return 0;
 }

@@ -222,7 +222,7 @@ int luf_sim_ctx_switch(struct luf_sim *sim, unsigned int cpu)
 	g = luf_local_flush_begin(sim->luf);
 	sim_tlb_flush_cpu(sim, cpu, false);
 	luf_local_flush_end(sim->luf, cpu, g);
-	d = luf_done_read(sim->done, cpu);
+	d = luf_done_read(&sim->luf->done, cpu);
 	if (sim_ugen_older(d, g))
 		sim_violation(sim, LUF_SIM_S4, cpu,
 			      "done[%u] is %#lx after a flush marked at ugen %#lx (not monotonic "

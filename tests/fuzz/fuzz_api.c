@@ -594,7 +594,7 @@ static ORACLE void check_world(struct world *w)
 	long pend = 0, clean = 0, v;
 
 	for (unsigned int c = 0; c < w->nr; c++) {
-		unsigned long d = luf_done_read(w->done, c), old = w->done_seen[c];
+		unsigned long d = luf_done_read(&w->l->done, c), old = w->done_seen[c];
 
 		if (d != old) {
 			if ((long)(d - old) < 0)
@@ -1849,7 +1849,7 @@ static void world_build(struct world *w, struct rd *in)
 	for (int i = 0; i < NDOM; i++)
 		add_region(w, w->dom[i], luf_domain_size(w->nr), "domain");
 	for (unsigned int c = 0; c < w->nr; c++) {
-		w->done_seen[c] = luf_done_read(w->done, c);
+		w->done_seen[c] = luf_done_read(&w->l->done, c);
 		if (w->done_seen[c] != w->start)
 			violation("S4", "done[%u] starts at %#lx, not at the source's %#lx", c,
 				  w->done_seen[c], w->start);
@@ -2056,7 +2056,7 @@ static void prim_batch(struct rd *in, int w)
 	unsigned long *mask = pick_mask(in, nr, mbuf0, m);
 	unsigned int c0 = pick_cpu(in, nr) % nr;
 	unsigned long u =
-	    luf_done_read(wd->done, c0) + (unsigned long)(long)((int)(get8(in) % 5) - 2);
+	    luf_done_read(&wd->l->done, c0) + (unsigned long)(long)((int)(get8(in) % 5) - 2);
 	bool wr = get8(in) & 1, done = true;
 
 	if (!u)
@@ -2073,7 +2073,7 @@ static void prim_batch(struct rd *in, int w)
 	for (unsigned int c = 0; c < nr; c++) {
 		if (!btest(m, c))
 			continue;
-		if (before(luf_done_read(wd->done, c), u)) {
+		if (before(luf_done_read(&wd->l->done, c), u)) {
 			done = false;
 			bset(keep, c);
 			left++;
@@ -2083,15 +2083,15 @@ static void prim_batch(struct rd *in, int w)
 	}
 	trace("batch primitives: %lx %lx %lx at %#lx: %u done, %u left", m[0], m[1], m[2], u,
 	      dropped, left);
-	if (luf_batch_check_done(b, wd->done) != done)
+	if (luf_batch_check_done(b, &wd->l->done) != done)
 		violation("S1", "luf_batch_check_done() of a set at %#lx is %d; done[%u] = %#lx", u,
-			  !done, c0, luf_done_read(wd->done, c0));
+			  !done, c0, luf_done_read(&wd->l->done, c0));
 	b2 = xalloc(SC_OP, luf_batch_size(nr));
 	expect(luf_batch_init(b2, nr), 0, "luf_batch_init");
 	expect(luf_batch_copy(b2, b), 0, "luf_batch_copy");
 	if (!luf_batch_equal(b2, b))
 		violation("contract", "luf_batch_copy() made a different batch");
-	if (luf_batch_diet(b, wd->done) != dropped)
+	if (luf_batch_diet(b, &wd->l->done) != dropped)
 		violation("S1", "luf_batch_diet() of a set at %#lx dropped the wrong CPUs", u);
 	for (unsigned int i = 0; i < nwords(nr); i++)
 		if (ald(&b->cpus[i]) != keep[i])

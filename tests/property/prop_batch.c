@@ -7,7 +7,9 @@
  *    with ugens on both sides of the wrap; luf_batch_add() refuses ugen 0;
  *  - diet drops exactly the CPUs whose done >= ugen (wrap-safe) and keeps
  *    every CPU whose done < ugen; check_done agrees with "every CPU has
- *    done >= ugen"; mark_done never lowers a counter (S4).
+ *    done >= ugen" and with the scan of every counter; mark_done never
+ *    lowers a counter (S4), and leaves the done summary at the minimum of
+ *    the counters, never above.
  */
 #include "prop.h"
 
@@ -227,10 +229,42 @@ static long random_delta(struct prop_rng *r)
 
 struct diet_world {
 	unsigned int nr;
-	struct luf_done_cpu *d;
+	struct luf_done_cpu *cpus;
+	struct luf_done *d; /* the counters and their summary */
 	long *delta;
 	struct luf_batch *b, *b0, *e;
 };
+
+/*
+ * The summary after sequential marks: each group is exactly the minimum of
+ * its CPUs' counters (never above it: that would be a check saying done
+ * too early; not below it: with no race, nothing lags), and @all the
+ * minimum of the groups.
+ */
+static void check_summary(const struct luf_done *d, unsigned int nr)
+{
+	unsigned long all = 0;
+
+	for (unsigned int g = 0; g < LUF_CPUMASK_WORDS(nr); g++) {
+		unsigned long min = luf_done_read(d, g * LUF_BITS_PER_LONG), v;
+
+		for (unsigned int c = g * LUF_BITS_PER_LONG;
+		     c < nr && c < (g + 1) * LUF_BITS_PER_LONG; c++) {
+			v = luf_done_read(d, c);
+			if (luf_ugen_before(v, min))
+				min = v;
+		}
+		PASSERT(!luf_ugen_before(min, __luf_done_group(d, g)),
+			"summary ahead: group %u at %lu, its slowest CPU at %lu", g,
+			__luf_done_group(d, g), min);
+		PASSERT(__luf_done_group(d, g) == min, "group %u lags: %lu, its minimum %lu", g,
+			__luf_done_group(d, g), min);
+		if (!g || luf_ugen_before(min, all))
+			all = min;
+	}
+	PASSERT(luf_done_all(d) == all, "all at %lu, the groups' minimum %lu", luf_done_all(d),
+		all);
+}
 
 static void diet_round(struct prop_rng *r, struct diet_world *w)
 {
@@ -242,7 +276,7 @@ static void diet_round(struct prop_rng *r, struct diet_world *w)
 	if (!u)
 		u = 1;
 	/* Done counters at u + delta[c], raised by __luf_done_mark() from far behind. */
-	__luf_done_init(w->d, nr, u - (1UL << 41));
+	__luf_done_init(w->d, w->cpus, nr, u - (1UL << 41));
 	luf_cpumask_clear(m, nr);
 	for (unsigned int c = 0; c < nr; c++) {
 		unsigned long v, older;
@@ -264,6 +298,7 @@ static void diet_round(struct prop_rng *r, struct diet_world *w)
 		}
 		luf_cpumask_clear_cpu(m, nr, c);
 	}
+	check_summary(w->d, nr);
 
 	/* The set: CPUs at ugen u, sometimes folded from an older add too. */
 	luf_batch_clear(w->b);
@@ -291,6 +326,8 @@ static void diet_round(struct prop_rng *r, struct diet_world *w)
 			all_done = false;
 	}
 	got = luf_batch_check_done(w->b0, w->d);
+	PASSERT(got == __luf_batch_check_done_scan(w->b0, w->d), "check_done %d, scan %d", got,
+		!got);
 	PASSERT(got == all_done, "check_done %d, model %d (ugen %lu, nr_cpus %u)", got, all_done, u,
 		nr);
 
@@ -333,7 +370,8 @@ ParameterizedTest(struct params *p, batch, diet, .timeout = 60)
 {
 	struct diet_world w = {.nr = p->nr_cpus};
 
-	w.d = testenv_zalloc(luf_done_size(w.nr));
+	w.cpus = testenv_zalloc(luf_done_size(w.nr));
+	w.d = testenv_zalloc(sizeof(*w.d));
 	w.delta = calloc(w.nr, sizeof(*w.delta));
 	w.b = new_batch(w.nr);
 	w.b0 = new_batch(w.nr);
@@ -345,5 +383,5 @@ ParameterizedTest(struct params *p, batch, diet, .timeout = 60)
 		for (prop_step = 1; prop_step <= 100; prop_step++)
 			diet_round(&r, &w);
 	}
-	free(w.d), free(w.delta), free(w.b), free(w.b0), free(w.e);
+	free(w.cpus), free(w.d), free(w.delta), free(w.b), free(w.b0), free(w.e);
 }

@@ -61,7 +61,7 @@ struct model {
 	struct bag bag[M_NR];
 	unsigned long flush_ok, flush_failed;
 	unsigned int weight[NR_OP_KINDS], total; /* this seed's mix of operations */
-	unsigned long n_pend_free, n_alloc_flush, n_eagain, n_injected, n_s1;
+	unsigned long n_pend_free, n_alloc_flush, n_eagain, n_injected, n_s1, n_prefix;
 };
 
 static const char *const mstate_name[] = {"held", "unmapped", "folded", "free"};
@@ -91,7 +91,7 @@ static int model_flush(void *arch, const unsigned long *cpus, unsigned int nr,
 	if (rg)
 		return 0; /* a range flush is not a full flush: the model ignores it */
 	m->now++;
-	luf_for_each_cpu (c, cpus, nr) {
+	luf_for_each_cpu(c, cpus, nr) {
 		m->last_flush[c] = m->now;
 	}
 	return 0;
@@ -151,7 +151,7 @@ static void check_row(struct model *m, const uint64_t *row, unsigned int f, cons
 			"t=%llu (ugen now %lu, done %lu)",
 			what, obj, c, (unsigned long long)row[c],
 			(unsigned long long)m->last_flush[c], luf_ugen_current(&m->t.luf->ugen),
-			luf_done_read(m->t.done, c));
+			luf_done_read(&m->t.luf->done, c));
 	}
 }
 
@@ -198,7 +198,7 @@ static void op_unmap(struct model *m)
 	if (flags & LUF_PTE_ACCESSIBLE) {
 		unsigned int c;
 
-		luf_for_each_cpu (c, mask, m->nr) {
+		luf_for_each_cpu(c, mask, m->nr) {
 			row(m->stale, m, f)[c] = m->now;
 			if (flags & (LUF_PTE_WRITABLE | LUF_PTE_DIRTY))
 				row(m->stale_w, m, f)[c] = m->now;
@@ -298,11 +298,17 @@ static void op_alloc(struct model *m, unsigned int flags)
 	check_row(m, row(m->stale_w, m, f), f, "S1: handed out while writable-stale");
 	m->n_s1++;
 	if (luf_freelist_nr_pend(fl) != pend0) {
-		/* All pend folios became clean (after one flush, or none needed). */
-		PASSERT(!luf_freelist_nr_pend(fl) &&
-			    luf_freelist_nr_clean(fl) == clean0 + pend0 - 1,
+		unsigned long moved = pend0 - luf_freelist_nr_pend(fl);
+
+		/*
+		 * All pend folios became clean (after one flush, or none needed),
+		 * or a done prefix of them without a flush.
+		 */
+		PASSERT(moved <= pend0 && luf_freelist_nr_clean(fl) == clean0 + moved - 1 &&
+			    (!luf_freelist_nr_pend(fl) || m->t.arch.flushes == calls0),
 			"release: %lu clean + %lu pend became %lu + %lu", clean0, pend0,
 			luf_freelist_nr_clean(fl), luf_freelist_nr_pend(fl));
+		m->n_prefix += luf_freelist_nr_pend(fl) != 0;
 		m->n_alloc_flush += m->t.arch.flushes != calls0;
 	} else if (may) {
 		PASSERT(clean0 > m->reserve,
@@ -384,7 +390,7 @@ static void op_external_flush(struct model *m)
 
 	prop_random_mask(&m->r, mask, m->nr);
 	m->now++;
-	luf_for_each_cpu (c, mask, m->nr) {
+	luf_for_each_cpu(c, mask, m->nr) {
 		m->last_flush[c] = m->now;
 	}
 	testenv_external_flush(m->t.luf, mask, m->nr);
@@ -455,8 +461,7 @@ static void check_lists(struct model *m)
 			lf_of(m, f)->state);
 	PASSERT(luf_stats_nr_clean(m->t.luf) == (long)fl->nr_clean &&
 		    luf_stats_nr_pend(m->t.luf) == (long)fl->nr_pend,
-		"gauges: NR_CLEAN %ld NR_PEND %ld, lists %lu %lu",
-		luf_stats_nr_clean(m->t.luf),
+		"gauges: NR_CLEAN %ld NR_PEND %ld, lists %lu %lu", luf_stats_nr_clean(m->t.luf),
 		luf_stats_nr_pend(m->t.luf), fl->nr_clean, fl->nr_pend);
 }
 
@@ -566,7 +571,7 @@ ParameterizedTestParameters(freelist, model)
 ParameterizedTest(struct params *p, freelist, model, .timeout = 60)
 {
 	struct model *m = malloc(sizeof(*m));
-	unsigned long cover[3] = {0, 0, 0};
+	unsigned long cover[4] = {0, 0, 0, 0};
 	unsigned int n = prop_nr_seeds(p->seeds);
 
 	for (unsigned int i = 0; i < n; i++) {
@@ -580,16 +585,18 @@ ParameterizedTest(struct params *p, freelist, model, .timeout = 60)
 		}
 		check_lists(m);
 		if (prop_verbose())
-			fprintf(stderr,
-				"freelist: %u cpus seed 0x%016llx: %lu pend frees, %lu flushing "
-				"allocs, %lu -EAGAIN, %lu injections (%lu failed flushes), %lu "
-				"checked allocs, %lu flushes, ugen %lu\n",
-				m->nr, (unsigned long long)seed, m->n_pend_free, m->n_alloc_flush,
-				m->n_eagain, m->n_injected, m->flush_failed, m->n_s1, m->flush_ok,
-				luf_ugen_current(&m->t.luf->ugen));
+			fprintf(
+			    stderr,
+			    "freelist: %u cpus seed 0x%016llx: %lu pend frees, %lu flushing "
+			    "allocs, %lu prefix releases, %lu -EAGAIN, %lu injections (%lu failed "
+			    "flushes), %lu checked allocs, %lu flushes, ugen %lu\n",
+			    m->nr, (unsigned long long)seed, m->n_pend_free, m->n_alloc_flush,
+			    m->n_prefix, m->n_eagain, m->n_injected, m->flush_failed, m->n_s1,
+			    m->flush_ok, luf_ugen_current(&m->t.luf->ugen));
 		PASSERT(m->n_s1 > 1000 && m->n_injected,
 			"coverage: %lu checked allocs, %lu injections", m->n_s1, m->n_injected);
 		cover[0] += m->n_pend_free, cover[1] += m->n_alloc_flush, cover[2] += m->n_eagain;
+		cover[3] += m->n_prefix;
 		if (p->start > ULONG_MAX / 2)
 			PASSERT(luf_ugen_current(&m->t.luf->ugen) < ULONG_MAX / 2,
 				"the run did not cross the wrap (current %lu)",
@@ -597,8 +604,8 @@ ParameterizedTest(struct params *p, freelist, model, .timeout = 60)
 		model_destroy(m);
 	}
 	/* The runs reached the interesting paths (else they prove little). */
-	PASSERT(n < 4 || (cover[0] && cover[1] && cover[2]),
-		"coverage: %lu pend frees, %lu flushing allocs, %lu -EAGAIN", cover[0], cover[1],
-		cover[2]);
+	PASSERT(n < 4 || (cover[0] && cover[1] && cover[2] && cover[3]),
+		"coverage: %lu pend frees, %lu flushing allocs, %lu -EAGAIN, %lu prefix releases",
+		cover[0], cover[1], cover[2], cover[3]);
 	free(m);
 }

@@ -114,7 +114,7 @@ struct wctx {
 static void check_done_monotonic(struct wctx *w, const char *when)
 {
 	for (unsigned int c = 0; c < w->nr; c++) {
-		unsigned long now = luf_done_read(w->t.done, c);
+		unsigned long now = luf_done_read(&w->t.luf->done, c);
 
 		PASSERT(!luf_ugen_before(now, w->prev_done[c]),
 			"S4 (%s): done[%u] went back from %lu to %lu", when, c, w->prev_done[c],
@@ -195,9 +195,9 @@ static void wrap_round(struct wctx *w, unsigned int round)
 		"round %u: still pending after the flush", round);
 	for (unsigned int c = 0; c < w->nr; c++)
 		if (luf_cpumask_test_cpu(m, w->nr, c))
-			PASSERT(!luf_ugen_before(luf_done_read(t->done, c), stamp),
+			PASSERT(!luf_ugen_before(luf_done_read(&t->luf->done, c), stamp),
 				"round %u: done[%u] %lu below the stamp %lu", round, c,
-				luf_done_read(t->done, c), stamp);
+				luf_done_read(&t->luf->done, c), stamp);
 	check_done_monotonic(w, "after flush");
 	PASSERT(luf_ugen_current(&t->luf->ugen) != 0, "round %u: the source sits at 0", round);
 }
@@ -224,7 +224,7 @@ ParameterizedTest(struct params *p, ugen, instance_across_wrap, .timeout = 60)
 		testenv_init(&w.t, w.nr, 64, 4, 1 + (unsigned int)prop_below(&w.r, 4), 0,
 			     ULONG_MAX - k);
 		for (unsigned int c = 0; c < w.nr; c++)
-			w.prev_done[c] = luf_done_read(w.t.done, c);
+			w.prev_done[c] = luf_done_read(&w.t.luf->done, c);
 		PASSERT(w.prev_done[0] == ULONG_MAX - k, "done starts at %lu", w.prev_done[0]);
 		for (unsigned int round = 0; round < 120; round++) {
 			prop_step = round + 1;

@@ -9,7 +9,7 @@
  *
  * What is modelled, function by function
  * --------------------------------------
- *   model                 C (include/luf/)                         notes
+ *   model                 C (include/luf/, lib/)                   notes
  *   BEFORE, LUF_BEFORE    luf_ugen_before()          ugen.h        signed difference in UBITS bits
  *   NEWER                 luf_ugen_newer()           ugen.h        0 = none
  *   take_snap, snap_add   luf_ugen_new()             ugen.h        a second add if the first gave
@@ -18,11 +18,19 @@
  *   CPU_DONE              luf_cpu_done()             batch.h       shared by diet and check_done
  *   batch_add             luf_batch_add()            batch.h
  *   batch_fold            luf_batch_fold()           batch.h
- *   check_done            luf_batch_check_done()     batch.h
- *   diet                  luf_batch_diet()           batch.h
+ *   check_done            luf_batch_check_done()     batch.h       done at once if the summary is
+ *                                                                  not before the ugen (SUM_BEHIND)
+ *   diet                  luf_batch_diet()           batch.h       all CPUs dropped at once, idem
  *   mark_loop, next_cpu   __luf_done_mark(),         done.h        a relaxed load, then a CAS that
- *                         __luf_done_mark_cpu()                    fails if another flusher raced
- *   flush_rest            luf_flush_batch()          flush.h       diet (in the caller's step),
+ *                         __luf_done_mark_cpu()                    fails if another flusher raced;
+ *                                                                  keeps low (LOW) for the summary
+ *   sum (state)           struct luf_done: all and   done.h        one group: the model's 2 or 3
+ *                         group[0]                                 CPUs are one cpumask word
+ *   sum_after             __luf_done_sum_after(),    done.h        read the summary; recompute if
+ *                         __luf_done_sum_group(),                  it was at low: the counters one
+ *                         __luf_done_raise()                       load each, a max-CAS, holders
+ *                                                                  read again (SUM 2; 1: one step)
+ *   flush_rest, flush_now luf_flush_batch()          flush.h       diet (in the caller's step),
  *                                                                  snapshot, ops->flush (may fail:
  *                                                                  nothing changes), mark on success
  *   ctxsw (Cpu)           luf_local_flush_begin(),   flush.h       a CPU flushing itself for its
@@ -36,18 +44,27 @@
  *   abort_key             luf_abort_key(),           upgrade.h     luf_keytab_check_done(); fold
  *                         luf_key_flush(),           pcpu.h        the open set; copy the key's set;
  *                         luf_shared_flush()         shared.h      luf_flush_batch(); diet the set
- *   free_at               luf_free_at()              freelist.h    with the verdict cache
- *   release_pend          luf_freelist_release_pend() freelist.h
- *   alloc_begin, handout, luf_alloc_at()             freelist.h    reserve, MAY_FLUSH, -EAGAIN,
- *   alloc_end, alloc_fail                                          -ENOMEM, one flush for all pend;
- *   (Cpu: allocate)                                                the caller's lock and retries
+ *   free_at               luf_free_at()              freelist.h    with the verdict cache; a pend
+ *                                                                  folio keeps its key (fkey)
+ *   release_pend          luf_freelist_release_pend() freelist.c
+ *   release_done,         luf_freelist_release_done() freelist.c   pend folios whose key's set is
+ *   release_one                                                    done, no flush: any subset of
+ *                                                                  them for C's FIFO prefix
+ *   rebuild_pend          luf_freelist_rebuild_      freelist.c    the pend set from the keys still
+ *                         pend_set()                               pend, before a flush (ppart)
+ *   alloc_begin, handout, luf_alloc_at(),            freelist.h    reserve, MAY_FLUSH, -EAGAIN,
+ *   alloc_end, alloc_fail luf_freelist_refill()      freelist.c    -ENOMEM; all pend if their set
+ *   (Cpu: allocate)                                                is done, else a done prefix,
+ *                                                                  else one flush for all pend;
+ *                                                                  the caller's lock and retries
  *   JOIN, the clear       the MMU                                  see "The MMU" below
  *
  * State: per CPU a TLB (bit f: it caches a stale translation of folio f;
  * a flush of that CPU clears its bits), done[], the open set and key of
- * its struct luf_pcpu; per folio its state; the key table; one free list
- * (clean and pend as folio states, the pend set, the verdict cache) under
- * the caller's lock, as freelist.h asks of a list shared between CPUs.
+ * its struct luf_pcpu; the done summary (sum); per folio its state and,
+ * while pend, its key; the key table; one free list (clean and pend as
+ * folio states, the pend set, pend_partial, the verdict cache) under the
+ * caller's lock, as freelist.h asks of a list shared between CPUs.
  *
  * Not modelled
  * ------------
@@ -63,13 +80,27 @@
  *     writable or dirty removals (S3, the flush at fold): they use the same
  *     sets and the same luf_flush_batch();
  *   - the order of the lists: the folio handed out is any clean one (more
- *     behaviours than LIFO);
+ *     behaviours than LIFO), and the done prefix of the FIFO pend list that
+ *     luf_freelist_release_done() releases is any subset of the pend folios
+ *     whose key's set is done, none included. It releases something only
+ *     with 2 folios and 2 keys (with one key, or one folio, a done key
+ *     means a done pend set): the configuration `run extra` checks;
+ *   - more than one cpumask word: the summary is one value, group[0] and
+ *     all at once, so __luf_done_sum_all() is not modelled, and the tests
+ *     of all and of the word's group in check_done and diet are one test;
+ *     nor is the lag hint (it only orders the loads of a check). Whether
+ *     the summary catches up with the counters (its freshness) is no
+ *     property here: a lagging summary only sends a check to the counters;
+ *     it bounds the run like any live value;
  *   - a flush that fails after reaching some CPUs: a failed flush changes
  *     no TLB (reaching some could only leave fewer stale entries).
  *
  * Steps. Every access to shared state the protocol's correctness depends
  * on is its own step: the PTE clear and the stamp; each add of
- * luf_ugen_new(); each load and each CAS of done. Steps that only read
+ * luf_ugen_new(); each load and each CAS of done; with SUM 2 each load
+ * and each CAS of the summary's recompute (SUM 1 merges them into the
+ * worst case of one step, see sum_after; run uses it for the larger
+ * configurations, which would not fit otherwise). Steps that only read
  * done, or only touch what one CPU owns, are merged with their neighbours:
  * done only moves forward, so reading it earlier can only keep more CPUs
  * in a set (an extra flush), never fewer. A flush is merged with the add
@@ -91,16 +122,19 @@
  * less than half the counter space apart; in C that is the 2^63
  * generations documented in ugen.h (292 years at one flush a nanosecond).
  * The model makes that assumption explicit (BOUND_OK): the counter may not
- * move so far that a live value (a done counter, a set's ugen, a snapshot
- * or a CAS value in flight, the 0 seen between the two adds) would lie half
- * the space or more behind the newest stamp that could then be taken. An
+ * move so far that a live value (a done counter, the summary, a set's ugen,
+ * a snapshot or a CAS value in flight, the 0 seen between the two adds,
+ * the low or minimum a recompute of the summary holds) would lie half the
+ * space or more behind the newest stamp that could then be taken. An
  * optional flush (ctxsw) is then not enabled; a flush that is owed sets
  * `cut` and stops its process: the run leaves the assumption. Safety is
  * checked in every state before; L1 excuses a run once it is cut.
  *
  * Properties
  *   S1  alloc hands out no folio that any CPU still caches (assert in the
- *       handout);
+ *       handout); and the summary never runs ahead: every value its
+ *       recompute writes is not after any CPU's done (wrap-safe), so a
+ *       check it answers would have been answered so by the counters;
  *   S2  after a successful abort the folio is written: no CPU caches it;
  *   S4  a CAS of done only raises it (wrap-safe), and luf_ugen_new() never
  *       returns 0;
@@ -117,6 +151,11 @@
  *   MUTANT_DIET_EARLY         CPU_DONE counts done == ugen - 1 as done (S1)
  *   MUTANT_UGEN_LT            luf_ugen_before() is a plain <: done stops
  *                             below the wrap, a CPU looks done       (S1)
+ *   MUTANT_SUM_AHEAD          luf_flush_batch() raises the summary to
+ *                             the snapshot before ops->flush, which
+ *                             may then fail (its own write is not
+ *                             asserted: the trail shows the stale
+ *                             handout that follows)                  (S1)
  *   MUTANT_NO_ABORT           luf_abort_key() does nothing            (S2)
  *   MUTANT_MARK_STORE         __luf_done_mark_cpu() stores the snapshot
  *                             without its compare-and-swap loop       (S4)
@@ -152,6 +191,9 @@
 #endif
 #ifndef RESERVE
 #define RESERVE 1 /* clean folios kept from callers that may flush */
+#endif
+#ifndef SUM
+#define SUM 2 /* done summary: 2 recompute a step per access, 1 in one step, 0 none */
 #endif
 
 #define UMASK ((1 << UBITS) - 1)
@@ -201,10 +243,12 @@
 
 byte cur = USTART;	   /* struct luf_ugen_src */
 byte done[NCPU] = USTART;  /* struct luf_done_cpu: luf_done_init(start) */
+byte sum = USTART;	   /* struct luf_done: group[0] and all (one group) */
 byte tlb[NCPU];		   /* bit f: the CPU caches a stale translation of f */
 byte mm;		   /* mm_cpumask: CPUs that have cached a translation */
 
 byte fst[NFOLIO];	   /* FS_*, all FS_MAPPED at start */
+byte fkey[NFOLIO];	   /* folio->key of a pend folio; 0 for the others */
 byte unm[NCPU];		   /* bit f: folio f unmapped by this CPU, to be freed */
 
 byte kcpus[NKEY];	   /* key table: the set of key k at index k - 1 */
@@ -221,10 +265,13 @@ byte pcpus;		   /* fl->pend_set */
 byte pugen;
 byte ckey;		   /* verdict cache: key, 0 = none (or stale: seq changed) */
 bit cdone;
+bit ppart;		   /* fl->pend_partial: a prefix left, the pend set covers more */
 
 /* values a CPU holds in flight; 0 = none. Live values for the bound. */
 byte hsnap[NCPU];	   /* a luf_ugen_new() snapshot */
 byte hold[NCPU];	   /* the old value of a CAS loop */
+byte hmin[NCPU];	   /* summary: the oldest value a mark replaced (low), then
+			    * the minimum of the counters read (0: none) */
 bit hzero[NCPU];	   /* between the two adds of luf_ugen_new(), holding 0 */
 byte ccpus[NCPU];	   /* luf_shared_flush(): the scratch copy */
 byte cugen[NCPU];
@@ -237,7 +284,8 @@ bit want0;		   /* L1: CPU 0 is in a MAY_FLUSH allocation */
 /* x is no live value, or lies less than half the space behind stamp s */
 #define LV(x, s) ((x) == 0 || ((((s) - (x)) & UMASK) < UHALF))
 #define LVCPU(c, s) (LV(done[c], s) && LV(ougen[c], s) && LV(hsnap[c], s) && \
-		     LV(hold[c], s) && LV(cugen[c], s) && (!hzero[c] || (s) < UHALF))
+		     LV(hold[c], s) && LV(hmin[c], s) && LV(cugen[c], s) && \
+		     (!hzero[c] || (s) < UHALF))
 #if NCPU > 2
 #define LVCPUS(s) (LVCPU(0, s) && LVCPU(1, s) && LVCPU(2, s))
 #else
@@ -255,7 +303,17 @@ bit want0;		   /* L1: CPU 0 is in a MAY_FLUSH allocation */
  * live value stays less than half the space behind the newest stamp that
  * could be taken afterwards.
  */
-#define BOUND_OK(n) (LVCPUS(STAMP_OF(n)) && LVKEYS(STAMP_OF(n)) && LV(pugen, STAMP_OF(n)))
+#define BOUND_OK(n) (LVCPUS(STAMP_OF(n)) && LVKEYS(STAMP_OF(n)) && LV(pugen, STAMP_OF(n)) && \
+		     (SUM == 0 || LV(sum, STAMP_OF(n))))
+
+/* the summary is before ugen u: not every CPU has flushed up to u */
+#define SUM_BEHIND(u) (SUM == 0 || LUF_BEFORE(sum, u))
+/* the summary at v would not be ahead of any CPU's counter (wrap-safe) */
+#if NCPU > 2
+#define SUM_OK(v) (!BEFORE(done[0], v) && !BEFORE(done[1], v) && !BEFORE(done[2], v))
+#else
+#define SUM_OK(v) (!BEFORE(done[0], v) && !BEFORE(done[1], v))
+#endif
 
 /* ---------------------------------------------------------- folio helpers */
 
@@ -299,12 +357,16 @@ inline batch_fold(dc, du, sc, su)
 	fi
 }
 
-/* luf_batch_check_done() */
+/*
+ * luf_batch_check_done(): done at once if the summary is not before the
+ * set's ugen (@all; the group's test is the same value here), else the
+ * counters of the set's CPUs
+ */
 inline check_done(bc, bu, res)
 {
 	res = 1;
 	if
-	:: bu != 0 ->
+	:: bu != 0 && SUM_BEHIND(bu) ->
 		for (li : 0 .. NCPU - 1) {
 			if
 			:: HAS(bc, li) && !CPU_DONE(li, bu) -> res = 0
@@ -316,11 +378,15 @@ inline check_done(bc, bu, res)
 	fi
 }
 
-/* luf_batch_diet() */
+/*
+ * luf_batch_diet(): every CPU dropped at once if the summary is not
+ * before the set's ugen, else those whose counters are not
+ */
 inline diet(bc, bu)
 {
 	if
-	:: bu != 0 ->
+	:: bu != 0 && !SUM_BEHIND(bu) -> bc = 0; bu = 0
+	:: bu != 0 && SUM_BEHIND(bu) ->
 		for (li : 0 .. NCPU - 1) {
 			if
 			:: HAS(bc, li) && CPU_DONE(li, bu) -> bc = bc & ~BIT(li)
@@ -354,10 +420,18 @@ inline next_cpu(bc)
 	fi
 }
 
+/* low of __luf_done_mark(): the oldest value a raise of done replaced */
+#if SUM
+#define LOW(w) ((hmin[me] == 0 || LUF_BEFORE(w, hmin[me])) -> (w) : hmin[me])
+#else
+#define LOW(w) 0
+#endif
+
 /*
  * __luf_done_mark() of bc to hsnap[me], from the load next_cpu() did: CAS;
  * if another flusher changed done since the load, the CAS fails and loads
- * the new value; stop at a CPU once done is not before the snapshot.
+ * the new value; stop at a CPU once done is not before the snapshot. The
+ * oldest value replaced is kept in hmin[me] for sum_after().
  */
 inline mark_loop(bc)
 {
@@ -366,6 +440,10 @@ inline mark_loop(bc)
 	:: atomic {	/* a plain store of the snapshot, no compare-and-swap */
 		mi < NCPU ->
 		assert(!BEFORE(hsnap[me], done[mi])); /* S4: done never moves back */
+		if
+		:: LUF_BEFORE(done[mi], hsnap[me]) -> hmin[me] = LOW(done[mi])
+		:: else -> skip
+		fi;
 		done[mi] = hsnap[me];
 		mi++;
 		next_cpu(bc)
@@ -374,6 +452,7 @@ inline mark_loop(bc)
 	:: atomic {
 		mi < NCPU && LUF_BEFORE(hold[me], hsnap[me]) && done[mi] == hold[me] ->
 		assert(!BEFORE(hsnap[me], done[mi])); /* S4: done never moves back */
+		hmin[me] = LOW(hold[me]);
 		done[mi] = hsnap[me];
 		mi++;
 		next_cpu(bc)
@@ -394,12 +473,145 @@ inline mark_loop(bc)
 }
 
 /*
- * One add of luf_ugen_new() into hsnap[me]. Unless the add gave 0 (the
- * second add follows), and if ret says the flush succeeds, ops->flush of
- * bc happens in the same step (see "Steps") and the mark begins. If the
- * add would break the bound the run is cut and this process stops.
+ * __luf_done_sum_after() after a mark whose oldest replaced value is
+ * hmin[me] (0: it raised no counter): unless the summary is before that
+ * value (another CPU holds it back), __luf_done_sum_group() recomputes it.
+ * The summary is @all and the one group at once: __luf_done_sum_all() (the
+ * minimum of one group) and the lag hint are not modelled.
+ *
+ * SUM 2, as in C, a step per shared access:
+ *   read the summary: recompute (sr = 1) or not (sr = 0);
+ *   sr 1  read the counters, one load each, for their minimum and the CPUs
+ *         holding it (hd); the last load also loads the summary for the
+ *         CAS (a stale load only makes the CAS fail once more);
+ *   sr 2  __luf_done_raise(): CAS the summary to the minimum while it is
+ *         before it; a failed CAS loads the new value; done as soon as the
+ *         summary is not before the minimum (another flusher published);
+ *   sr 3  after a raise, read the holders again (one step: only reads,
+ *         and only the summary's freshness depends on them): go round if
+ *         one of them moved.
+ * SUM 1, the same as one step: the summary read, the counters read and
+ * the CAS at the instant of C's CAS. That is the worst case of every C
+ * interleaving: C reads the summary and the counters earlier, so it
+ * recomputes no more often and writes no newer minimum (they only move
+ * forward), and a check that reads the summary sees it no older. What C
+ * has on top are only older, staler writes, and the second round: with
+ * one step a holder raised later was raised by a flusher that finds the
+ * summary at its old value and recomputes itself.
  */
-inline snap_add(bc, ret)
+inline sum_after()
+{
+#if SUM == 0
+	skip
+#elif SUM == 2
+	atomic {
+		sr = ((hmin[me] != 0 && !LUF_BEFORE(sum, hmin[me])) -> 1 : 0);
+		hmin[me] = 0
+	};
+	do
+	:: atomic {
+		sr == 1 ->
+		if
+		:: hd == 0 || LUF_BEFORE(done[mi], hmin[me]) -> hmin[me] = done[mi]; hd = BIT(mi)
+		:: else ->
+			if
+			:: done[mi] == hmin[me] -> hd = hd | BIT(mi)
+			:: else -> skip
+			fi
+		fi;
+		mi++;
+		if
+		:: mi == NCPU -> mi = 0; hold[me] = sum; sr = 2
+		:: else -> skip
+		fi
+	   }
+	:: atomic {
+		sr == 2 && LUF_BEFORE(hold[me], hmin[me]) && sum == hold[me] ->
+		assert(SUM_OK(hmin[me])); /* S1: the summary never runs ahead of done */
+		sum = hmin[me];
+		hold[me] = 0;
+		sr = 3
+	   }
+	:: atomic {
+		sr == 2 && LUF_BEFORE(hold[me], hmin[me]) && sum != hold[me] ->
+		hold[me] = sum	/* the CAS failed: another flusher raised it */
+	   }
+	:: atomic {
+		sr == 2 && !LUF_BEFORE(hold[me], hmin[me]) ->
+		hold[me] = 0; hmin[me] = 0; hd = 0; sr = 0
+	   }
+	:: atomic {
+		sr == 3 ->
+		for (li : 0 .. NCPU - 1) {
+			if
+			:: HAS(hd, li) && done[li] != hmin[me] -> sr = 1
+			:: else -> skip
+			fi
+		}
+		li = 0;
+		hmin[me] = 0;
+		hd = 0;
+		if
+		:: sr == 3 -> sr = 0
+		:: else -> skip
+		fi
+	   }
+	:: sr == 0 -> break
+	od
+#else
+	atomic {
+		if
+		:: hmin[me] != 0 && !LUF_BEFORE(sum, hmin[me]) ->
+			hmin[me] = done[0];
+			for (li : 1 .. NCPU - 1) {
+				if
+				:: LUF_BEFORE(done[li], hmin[me]) -> hmin[me] = done[li]
+				:: else -> skip
+				fi
+			}
+			li = 0;
+			if
+			:: LUF_BEFORE(sum, hmin[me]) ->
+				assert(SUM_OK(hmin[me])); /* S1: the summary never runs ahead of done */
+				sum = hmin[me]
+			:: else -> skip
+			fi
+		:: else -> skip
+		fi;
+		hmin[me] = 0
+	}
+#endif
+}
+
+/* ops->flush of bc succeeds (clear the TLBs, begin the mark) or fails */
+inline flush_now(bc, ret)
+{
+	if
+	:: hsnap[me] != 0 && ret == EOK ->
+		for (li : 0 .. NCPU - 1) {
+			if
+			:: HAS(bc, li) -> tlb[li] = 0
+			:: else -> skip
+			fi
+		}
+		li = 0;
+		mi = 0;
+		next_cpu(bc)
+	:: hsnap[me] != 0 && ret != EOK ->	/* failed: no mark */
+		hsnap[me] = 0;
+		mi = NCPU
+	:: else -> skip
+	fi
+}
+
+/*
+ * One add of luf_ugen_new() into hsnap[me]. Unless the add gave 0 (the
+ * second add follows), ops->flush of bc happens in the same step (see
+ * "Steps"; flush_now) and on success the mark begins. If the add would
+ * break the bound the run is cut and this process stops. fb: called from
+ * luf_flush_batch() (1) rather than for a local flush (0).
+ */
+inline snap_add(bc, ret, fb)
 {
 	atomic {
 		nxt = (cur + 1) & UMASK;
@@ -409,23 +621,18 @@ inline snap_add(bc, ret)
 			cur = nxt;
 			hsnap[me] = nxt;
 			hzero[me] = (nxt == 0 -> 1 : 0);
-#if !defined(MUTANT_MARK_BEFORE_FLUSH)
+#if defined(MUTANT_SUM_AHEAD)
 			if
-			:: nxt != 0 && ret == EOK ->
-				for (li : 0 .. NCPU - 1) {
-					if
-					:: HAS(bc, li) -> tlb[li] = 0
-					:: else -> skip
-					fi
-				}
-				li = 0;
-				mi = 0;
-				next_cpu(bc)
-			:: nxt != 0 && ret != EOK ->	/* failed: no mark */
-				hsnap[me] = 0;
-				mi = NCPU
-			:: else -> skip
+			:: fb && nxt != 0 ->	/* the summary claims the flush first
+						 * (no SUM_OK here: see Mutants) */
+				if
+				:: LUF_BEFORE(sum, nxt) -> sum = nxt
+				:: else -> skip
+				fi
+			:: else -> flush_now(bc, ret)
 			fi
+#elif !defined(MUTANT_MARK_BEFORE_FLUSH)
+			flush_now(bc, ret)
 #endif
 		:: else -> cut = 1; cutme = 1
 		fi;
@@ -438,11 +645,11 @@ inline snap_add(bc, ret)
 }
 
 /* luf_ugen_new() (+ ops->flush, see snap_add) */
-inline take_snap(bc, ret)
+inline take_snap(bc, ret, fb)
 {
-	snap_add(bc, ret);
+	snap_add(bc, ret, fb);
 	if
-	:: hzero[me] -> snap_add(bc, ret)
+	:: hzero[me] -> snap_add(bc, ret, fb)
 	:: else -> skip
 	fi
 }
@@ -471,11 +678,12 @@ inline flush_outcome(ret)
 inline flush_rest(bc, bu, ret)
 {
 	flush_outcome(ret);
-	take_snap(bc, ret);
+	take_snap(bc, ret, 1);
 #if defined(MUTANT_MARK_BEFORE_FLUSH)
 	/* marks done before ops->flush has returned, and whatever it returns */
 	atomic { mi = 0; next_cpu(bc) };
 	mark_loop(bc);
+	sum_after();
 	atomic {
 		if
 		:: ret == EOK ->
@@ -489,8 +697,14 @@ inline flush_rest(bc, bu, ret)
 		:: else -> skip
 		fi
 	}
+#elif defined(MUTANT_SUM_AHEAD)
+	/* the summary was raised with the snapshot; ops->flush only now */
+	atomic { flush_now(bc, ret) };
+	mark_loop(bc);
+	sum_after()
 #else
-	mark_loop(bc)
+	mark_loop(bc);
+	sum_after()
 #endif
 }
 
@@ -589,6 +803,7 @@ inline free_at(f, k)
 		:: else -> skip
 		fi;
 		fst[f] = (r -> FS_CLEAN : FS_PEND);
+		fkey[f] = (r -> 0 : k);
 		unm[me] = unm[me] & ~BIT(f);
 		r = 0
 	}
@@ -599,20 +814,77 @@ inline release_pend()
 {
 	for (li : 0 .. NFOLIO - 1) {
 		if
-		:: fst[li] == FS_PEND -> fst[li] = FS_CLEAN
+		:: fst[li] == FS_PEND -> fst[li] = FS_CLEAN; fkey[li] = 0
 		:: else -> skip
 		fi
 	}
 	li = 0;
 	pcpus = 0;
 	pugen = 0;
+	ppart = 0;
+	ckey = 0;
+	cdone = 0
+}
+
+/* pend folio g to clean if its key's set is done now, or keep it (rd) */
+inline release_one(g)
+{
+	if
+	:: fst[g] == FS_PEND ->
+		check_done(kcpus[fkey[g] - 1], kugen[fkey[g] - 1], rd);
+		if
+		:: rd -> fst[g] = FS_CLEAN; fkey[g] = 0; r = 1
+		:: skip
+		fi;
+		rd = 0
+	:: else -> skip
+	fi
+}
+
+/*
+ * luf_freelist_release_done(): pend folios whose key's set is done now
+ * move to clean, no flush, the pend set left as it is (it covers more).
+ * C releases the longest such prefix of the FIFO pend list; the model's
+ * lists have no order, so any subset of them, none included (more
+ * behaviours). r = 1 if any moved.
+ */
+inline release_done()
+{
+	release_one(0);
+#if NFOLIO > 1
+	release_one(1);
+#endif
+#if NFOLIO > 2
+	release_one(2);
+#endif
+	if
+	:: r -> ppart = 1
+	:: else -> skip
+	fi
+}
+
+/* luf_freelist_rebuild_pend_set(): the union of the keys still pend */
+inline rebuild_pend()
+{
+	pcpus = 0;
+	pugen = 0;
+	for (li : 0 .. NFOLIO - 1) {
+		if
+		:: fst[li] == FS_PEND ->
+			batch_fold(pcpus, pugen, kcpus[fkey[li] - 1], kugen[fkey[li] - 1])
+		:: else -> skip
+		fi
+	}
+	li = 0;
+	ppart = 0;
 	ckey = 0;
 	cdone = 0
 }
 
 /*
- * luf_alloc_at() up to the flush: ret = EOK (a clean folio can be taken),
- * ENOMEM, EAGAIN, or NEED (the pend set, dieted, still needs a flush).
+ * luf_alloc_at() up to the flush, with luf_freelist_refill(): ret = EOK (a
+ * clean folio can be taken), ENOMEM, EAGAIN, or NEED (the pend set,
+ * rebuilt if a prefix left and dieted, still needs a flush).
  */
 inline alloc_begin(flags, ret)
 {
@@ -627,19 +899,29 @@ inline alloc_begin(flags, ret)
 			if
 			:: r -> release_pend()
 			:: else ->
-#if defined(MUTANT_NO_PROGRESS)
-				ret = EAGAIN
-#else
+				release_done();
 				if
-				:: !flags -> ret = EAGAIN
-				:: else ->	/* luf_flush_batch(): diet first */
-					diet(pcpus, pugen);
+				:: r -> skip	/* released a prefix */
+				:: else ->
+#if defined(MUTANT_NO_PROGRESS)
+					ret = EAGAIN
+#else
 					if
-					:: pugen == 0 -> release_pend()	/* skipped */
-					:: else -> ret = NEED
+					:: !flags -> ret = EAGAIN
+					:: else ->
+						if
+						:: ppart -> rebuild_pend()
+						:: else -> skip
+						fi;
+						/* luf_flush_batch(): diet first */
+						diet(pcpus, pugen);
+						if
+						:: pugen == 0 -> release_pend()	/* skipped */
+						:: else -> ret = NEED
+						fi
 					fi
-				fi
 #endif
+				fi
 			fi;
 			r = 0
 		fi
@@ -704,8 +986,8 @@ inline alloc_fail()
 
 proctype Cpu(byte me)
 {
-	byte f, k, flags, ret, li, mi, nxt;
-	bit r, cutme;
+	byte f, k, flags, ret, li, mi, nxt, sr, hd;
+	bit r, rd, cutme;
 #if defined(LIVENESS)
 	bit lastfail;	/* this CPU's previous flush failed */
 #endif
@@ -821,8 +1103,9 @@ retry:
 	:: /* context switch: a full local flush, luf_local_flush_begin/end */
 		!cut && BOUND_OK(NEWCUR) ->
 		ret = EOK;
-		take_snap(BIT(me), ret);
-		mark_loop(BIT(me))
+		take_snap(BIT(me), ret, 0);
+		mark_loop(BIT(me));
+		sum_after()
 	od;
 
 cut_out:

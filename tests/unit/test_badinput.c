@@ -63,7 +63,7 @@ static void bad_luf_init(void **state)
 	assert_poisoned(sb, ssz);
 	a.nr_cpus = 4;
 	assert_int_equal(luf_init(l, &mock_ops, &a, d, st, 7), 0);
-	assert_int_equal(luf_done_read(d, 3), 7);
+	assert_int_equal(luf_done_read(&l->done, 3), 7);
 	free(lb);
 	free(db);
 	free(sb);

@@ -17,10 +17,10 @@ static void flush_marks_done_after_return(void **state)
 	assert_int_equal(luf_flush_batch(e->l, 0, b), 1);
 	assert_true(luf_batch_empty(b));
 	assert_int_equal(e->arch.calls, 1);
-	assert_int_equal(luf_done_read(e->done, 0), 0);
-	assert_int_equal(luf_done_read(e->done, 1), 1);
-	assert_int_equal(luf_done_read(e->done, 2), 1);
-	assert_int_equal(luf_done_read(e->done, 3), 0);
+	assert_int_equal(luf_done_read(&e->l->done, 0), 0);
+	assert_int_equal(luf_done_read(&e->l->done, 1), 1);
+	assert_int_equal(luf_done_read(&e->l->done, 2), 1);
+	assert_int_equal(luf_done_read(&e->l->done, 3), 0);
 	assert_int_equal(luf_flush_received(e->l, 1), 1);
 	assert_int_equal(luf_flush_received(e->l, 3), 0);
 	assert_int_equal(ustat(e, LUF_STAT_REMOTE_FLUSH), 1);
@@ -30,10 +30,47 @@ static void flush_marks_done_after_return(void **state)
 	assert_int_equal(luf_batch_add(b, UMASK(e, 0), luf_ugen_stamp(&e->l->ugen), false), 0);
 	EXPECT_FLUSH(e, 2, 0, 0);
 	assert_int_equal(luf_flush_batch(e->l, 0, b), 1);
-	assert_int_equal(luf_done_read(e->done, 0), 2);
-	assert_int_equal(luf_done_read(e->done, 1), 1);
+	assert_int_equal(luf_done_read(&e->l->done, 0), 2);
+	assert_int_equal(luf_done_read(&e->l->done, 1), 1);
 	assert_int_equal(ustat(e, LUF_STAT_LOCAL_FLUSH), 1);
 	assert_int_equal(ustat(e, LUF_STAT_REMOTE_FLUSH), 1);
+}
+
+/*
+ * The done summary (luf/done.h) follows the slowest CPU: a flush of some
+ * CPUs does not move it while another CPU lags, and a check of a set of
+ * the CPUs that flushed still says done (from their counters).
+ */
+static void done_summary_follows_slowest_cpu(void **state)
+{
+	struct uenv *e = *state;
+	struct luf_batch *b = e->scratch;
+	unsigned long snap;
+
+	assert_int_equal(luf_batch_add(b, UMASK(e, 1, 2, 3), luf_ugen_stamp(&e->l->ugen), false),
+			 0);
+	EXPECT_FLUSH(e, 1, 0, 1, 2, 3);
+	assert_int_equal(luf_flush_batch(e->l, 0, b), 1);
+	assert_int_equal(luf_done_all(&e->l->done), 0); /* CPU 0 has not flushed */
+	assert_int_equal(__luf_done_group(&e->l->done, 0), 0);
+	assert_int_equal(luf_batch_add(b, UMASK(e, 1, 3), 1, false), 0);
+	assert_true(luf_batch_check_done(b, &e->l->done));
+	luf_batch_clear(b);
+	assert_int_equal(luf_batch_add(b, UMASK(e, 0, 1), 1, false), 0);
+	assert_false(luf_batch_check_done(b, &e->l->done));
+	assert_int_equal(luf_batch_diet(b, &e->l->done), 1); /* CPU 1 only */
+
+	/* CPU 0 flushes for its own reasons: now every CPU is past ugen 1. */
+	snap = luf_local_flush_begin(e->l);
+	assert_int_equal(luf_local_flush_end(e->l, 0, snap), 0);
+	assert_int_equal(luf_done_all(&e->l->done), 1);
+	assert_int_equal(__luf_done_group(&e->l->done, 0), 1);
+	assert_true(luf_batch_check_done(b, &e->l->done));
+	assert_int_equal(luf_batch_diet(b, &e->l->done), 1);
+	assert_true(luf_batch_empty(b));
+	/* ... but not past a stamp taken after the flush. */
+	assert_int_equal(luf_batch_add(b, UMASK(e, 2), luf_ugen_stamp(&e->l->ugen), false), 0);
+	assert_false(luf_batch_check_done(b, &e->l->done));
 }
 
 /*
@@ -78,7 +115,7 @@ static void diet_skips_flush_when_all_done(void **state)
 	assert_int_equal(luf_key_flush(e->pc[3], key), 1);
 	assert_int_equal(e->arch.calls, 1);
 
-	assert_true(luf_batch_check_done(b, e->done));
+	assert_true(luf_batch_check_done(b, &e->l->done));
 	assert_int_equal(luf_flush_batch(e->l, 0, b), 0); /* no EXPECT_FLUSH: no call */
 	assert_int_equal(e->arch.calls, 1);
 	assert_true(luf_batch_empty(b));
@@ -105,14 +142,14 @@ static void diet_flushes_only_cpus_left(void **state)
 	EXPECT_FLUSH(e, 1, 0, 2);
 	assert_int_equal(luf_key_flush(e->pc[0], key), 1);
 
-	assert_int_equal(luf_batch_diet(b, e->done), 1);
+	assert_int_equal(luf_batch_diet(b, &e->l->done), 1);
 	assert_false(luf_cpumask_test_cpu(b->cpus, e->nr_cpus, 2));
 	EXPECT_FLUSH(e, 2, 0, 1, 3);
 	assert_int_equal(luf_flush_batch(e->l, 0, b), 1);
 	assert_int_equal(e->arch.calls, 2);
-	assert_int_equal(luf_done_read(e->done, 1), 2);
-	assert_int_equal(luf_done_read(e->done, 2), 1);
-	assert_int_equal(luf_done_read(e->done, 3), 2);
+	assert_int_equal(luf_done_read(&e->l->done, 1), 2);
+	assert_int_equal(luf_done_read(&e->l->done, 2), 1);
+	assert_int_equal(luf_done_read(&e->l->done, 3), 2);
 }
 
 /* A CPU whose done is one generation behind the set's ugen is not done (S1). */
@@ -126,13 +163,13 @@ static void diet_keeps_cpu_one_behind(void **state)
 	key = uenv_unmap_fold(e, 0, NULL, UMASK(e, 1), RO);
 	EXPECT_FLUSH(e, 1, 0, 1);
 	assert_int_equal(luf_key_flush(e->pc[0], key), 1);
-	assert_int_equal(luf_done_read(e->done, 1), 1);
+	assert_int_equal(luf_done_read(&e->l->done, 1), 1);
 
 	stamp = luf_ugen_stamp(&e->l->ugen);
 	assert_int_equal(stamp, 2); /* done[1] + 1 */
 	assert_int_equal(luf_batch_add(b, UMASK(e, 1, 2), stamp, false), 0);
-	assert_false(luf_batch_check_done(b, e->done));
-	assert_int_equal(luf_batch_diet(b, e->done), 0);
+	assert_false(luf_batch_check_done(b, &e->l->done));
+	assert_int_equal(luf_batch_diet(b, &e->l->done), 0);
 	EXPECT_FLUSH(e, 2, 0, 1, 2);
 	assert_int_equal(luf_flush_batch(e->l, 0, b), 1);
 
@@ -155,7 +192,7 @@ static void flush_failed_keeps_done(void **state)
 	assert_int_equal(luf_batch_add(b, UMASK(e, 1, 3), luf_ugen_stamp(&e->l->ugen), false), 0);
 	assert_int_equal(luf_batch_copy(copy, b), 0);
 	for (unsigned int c = 0; c < 4; c++) {
-		done[c] = luf_done_read(e->done, c);
+		done[c] = luf_done_read(&e->l->done, c);
 		received[c] = luf_flush_received(e->l, c);
 	}
 
@@ -167,20 +204,20 @@ static void flush_failed_keeps_done(void **state)
 
 	assert_true(luf_batch_equal(b, copy));
 	for (unsigned int c = 0; c < 4; c++) {
-		assert_int_equal(luf_done_read(e->done, c), done[c]);
+		assert_int_equal(luf_done_read(&e->l->done, c), done[c]);
 		assert_int_equal(luf_flush_received(e->l, c), received[c]);
 	}
-	assert_false(luf_batch_check_done(b, e->done));
+	assert_false(luf_batch_check_done(b, &e->l->done));
 	assert_int_equal(ustat(e, LUF_STAT_FLUSH_FAILED), 2);
 	assert_int_equal(ustat(e, LUF_STAT_REMOTE_FLUSH), 0);
 
 	/* A later successful flush works and marks its own snapshot. */
 	EXPECT_FLUSH(e, 3, 0, 1, 3);
 	assert_int_equal(luf_flush_batch(e->l, 0, b), 1);
-	assert_int_equal(luf_done_read(e->done, 1), 3);
-	assert_int_equal(luf_done_read(e->done, 3), 3);
-	assert_int_equal(luf_done_read(e->done, 2), 0);
-	assert_true(luf_batch_check_done(copy, e->done));
+	assert_int_equal(luf_done_read(&e->l->done, 1), 3);
+	assert_int_equal(luf_done_read(&e->l->done, 3), 3);
+	assert_int_equal(luf_done_read(&e->l->done, 2), 0);
+	assert_true(luf_batch_check_done(copy, &e->l->done));
 	free(copy);
 }
 
@@ -224,8 +261,8 @@ static void check_never_deferred(struct uenv *e, unsigned int pte_flags)
 	assert_int_equal(luf_pcpu_fold(e->pc[0], &key), 0);
 	assert_int_equal(key, 0);
 	assert_int_equal(e->arch.calls, 1);
-	assert_int_equal(luf_done_read(e->done, 1), 1);
-	assert_int_equal(luf_done_read(e->done, 2), 1);
+	assert_int_equal(luf_done_read(&e->l->done, 1), 1);
+	assert_int_equal(luf_done_read(&e->l->done, 2), 1);
 	assert_int_equal(ustat(e, LUF_STAT_WRITABLE_FLUSH), 1);
 	assert_false(luf_domain_pending(e->dom));
 	/* Its folio goes straight to the clean list and out without a flush. */
@@ -305,7 +342,7 @@ static void domain_settle_flushes_domain_cpus(void **state)
 	assert_true(luf_domain_pending(e->dom2));
 	assert_int_equal(luf_upgrade_check(e->pc[3], 0, e->dom), 0);
 	for (unsigned int c = 0; c < 6; c++)
-		assert_int_equal(luf_done_read(e->done, c), c == 1 || c == 4 ? 1 : 0);
+		assert_int_equal(luf_done_read(&e->l->done, c), c == 1 || c == 4 ? 1 : 0);
 
 	/* Settling again finds nothing left: no flush. */
 	assert_int_equal(luf_domain_settle(e->l, 3, e->dom, e->scratch), 0);
@@ -371,18 +408,18 @@ static void mark_done_monotonic(void **state)
 	struct uenv *e = uenv_reset(state, 4, 16, 8, 512, 0, ULONG_MAX - 3);
 	const unsigned long *m1 = UMASK(e, 1);
 
-	__luf_done_mark(e->done, m1, e->nr_cpus, ULONG_MAX - 1);
-	assert_int_equal(luf_done_read(e->done, 1), ULONG_MAX - 1);
-	__luf_done_mark(e->done, m1, e->nr_cpus, ULONG_MAX - 2); /* older */
-	assert_int_equal(luf_done_read(e->done, 1), ULONG_MAX - 1);
-	__luf_done_mark(e->done, m1, e->nr_cpus, 2); /* newer, past the wrap */
-	assert_int_equal(luf_done_read(e->done, 1), 2);
-	__luf_done_mark(e->done, m1, e->nr_cpus, ULONG_MAX); /* older than 2 */
-	assert_int_equal(luf_done_read(e->done, 1), 2);
-	__luf_done_mark(e->done, m1, e->nr_cpus, 2);
-	assert_int_equal(luf_done_read(e->done, 1), 2);
+	__luf_done_mark(&e->l->done, m1, e->nr_cpus, ULONG_MAX - 1);
+	assert_int_equal(luf_done_read(&e->l->done, 1), ULONG_MAX - 1);
+	__luf_done_mark(&e->l->done, m1, e->nr_cpus, ULONG_MAX - 2); /* older */
+	assert_int_equal(luf_done_read(&e->l->done, 1), ULONG_MAX - 1);
+	__luf_done_mark(&e->l->done, m1, e->nr_cpus, 2); /* newer, past the wrap */
+	assert_int_equal(luf_done_read(&e->l->done, 1), 2);
+	__luf_done_mark(&e->l->done, m1, e->nr_cpus, ULONG_MAX); /* older than 2 */
+	assert_int_equal(luf_done_read(&e->l->done, 1), 2);
+	__luf_done_mark(&e->l->done, m1, e->nr_cpus, 2);
+	assert_int_equal(luf_done_read(&e->l->done, 1), 2);
 	assert_int_equal(luf_flush_received(e->l, 1), 5);
-	assert_int_equal(luf_done_read(e->done, 0), ULONG_MAX - 3);
+	assert_int_equal(luf_done_read(&e->l->done, 0), ULONG_MAX - 3);
 }
 
 /* Two racing flushers: the older snapshot, marked last, does not lower done. */
@@ -394,7 +431,7 @@ static void racing_flush(void *ctx)
 	e->arch.during_flush = NULL;
 	assert_int_equal(luf_batch_add(b, UMASK(e, 1), luf_ugen_stamp(&e->l->ugen), false), 0);
 	assert_int_equal(luf_flush_batch(e->l, 1, b), 1);
-	assert_int_equal(luf_done_read(e->done, 1), 2);
+	assert_int_equal(luf_done_read(&e->l->done, 1), 2);
 }
 
 static void mark_done_lost_race(void **state)
@@ -409,8 +446,8 @@ static void mark_done_lost_race(void **state)
 	e->arch.during_ctx = e;
 	assert_int_equal(luf_flush_batch(e->l, 0, b), 1);
 	assert_int_equal(e->arch.calls, 2);
-	assert_int_equal(luf_done_read(e->done, 1), 2);
-	assert_int_equal(luf_done_read(e->done, 2), 1);
+	assert_int_equal(luf_done_read(&e->l->done, 1), 2);
+	assert_int_equal(luf_done_read(&e->l->done, 2), 1);
 }
 
 static void ugen_before_wraps(void **state)
@@ -432,7 +469,7 @@ static void ugen_before_wraps(void **state)
 	assert_int_equal(luf_ugen_stamp(&src), ULONG_MAX);
 	assert_int_equal(__luf_ugen_new(&src), ULONG_MAX);
 	assert_int_equal(luf_ugen_stamp(&src), 1); /* never 0 */
-	assert_int_equal(__luf_ugen_new(&src), 1);   /* skips 0 */
+	assert_int_equal(__luf_ugen_new(&src), 1); /* skips 0 */
 	assert_int_equal(luf_ugen_current(&src), 1);
 	assert_int_equal(__luf_ugen_new(&src), 2);
 }
@@ -446,7 +483,7 @@ static void ugen_wrap_instance(void **state)
 	unsigned short ka, kb, kc;
 
 	for (unsigned int c = 0; c < 4; c++)
-		assert_int_equal(luf_done_read(e->done, c), ULONG_MAX - 3);
+		assert_int_equal(luf_done_read(&e->l->done, c), ULONG_MAX - 3);
 	/* Before the wrap: stamped ULONG_MAX - 2. */
 	ka = uenv_unmap_fold(e, 0, e->dom, UMASK(e, 1), RO);
 	assert_int_equal(luf_keytab_check_done(e->kt, ka), 0);
@@ -459,7 +496,7 @@ static void ugen_wrap_instance(void **state)
 				 0);
 		EXPECT_FLUSH(e, g, 0, 2);
 		assert_int_equal(luf_flush_batch(e->l, 2, b), 1);
-		assert_int_equal(luf_done_read(e->done, 2), g);
+		assert_int_equal(luf_done_read(&e->l->done, 2), g);
 	}
 	assert_int_equal(luf_ugen_current(&e->l->ugen), ULONG_MAX);
 
@@ -478,16 +515,16 @@ static void ugen_wrap_instance(void **state)
 	assert_int_equal(luf_alloc(e->fl, e->pc[0], LUF_ALLOC_MAY_FLUSH, &f0), 0);
 	assert_int_equal(luf_alloc(e->fl, e->pc[0], 0, &f1), 0);
 	assert_int_equal(ufolio_id(f0) + ufolio_id(f1), 1);
-	assert_int_equal(luf_done_read(e->done, 1), 1);
-	assert_int_equal(luf_done_read(e->done, 2), 1);
-	assert_int_equal(luf_done_read(e->done, 0), ULONG_MAX - 3);
+	assert_int_equal(luf_done_read(&e->l->done, 1), 1);
+	assert_int_equal(luf_done_read(&e->l->done, 2), 1);
+	assert_int_equal(luf_done_read(&e->l->done, 0), ULONG_MAX - 3);
 	assert_int_equal(luf_keytab_check_done(e->kt, ka), 1);
 	assert_int_equal(luf_keytab_check_done(e->kt, kb), 1);
 	assert_false(luf_domain_pending(e->dom));
 
 	/* Diet across the wrap: done 1 is newer than ULONG_MAX - 1, done ULONG_MAX - 3 is not. */
 	assert_int_equal(luf_batch_add(b, UMASK(e, 1, 3), ULONG_MAX - 1, false), 0);
-	assert_int_equal(luf_batch_diet(b, e->done), 1);
+	assert_int_equal(luf_batch_diet(b, &e->l->done), 1);
 	assert_false(luf_cpumask_test_cpu(b->cpus, e->nr_cpus, 1));
 	assert_true(luf_cpumask_test_cpu(b->cpus, e->nr_cpus, 3));
 	luf_batch_clear(b);
@@ -513,6 +550,8 @@ int unit_run_flush(void)
 	    cmocka_unit_test_setup_teardown(diet_flushes_only_cpus_left, uenv_setup, uenv_teardown),
 	    cmocka_unit_test_setup_teardown(diet_keeps_cpu_one_behind, uenv_setup, uenv_teardown),
 	    cmocka_unit_test_setup_teardown(flush_failed_keeps_done, uenv_setup, uenv_teardown),
+	    cmocka_unit_test_setup_teardown(done_summary_follows_slowest_cpu, uenv_setup,
+					    uenv_teardown),
 	    cmocka_unit_test(unmap_classify_table),
 	    cmocka_unit_test_setup_teardown(writable_unmap_flushes_at_fold, uenv_setup,
 					    uenv_teardown),

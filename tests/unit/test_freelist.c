@@ -128,7 +128,7 @@ static void one_flush_union_multiword(void **state)
 	EXPECT_FLUSH(e, 1, 0, 0, 63, 64, 100, 128, 129);
 	drain_ids(e, e->fl, LUF_ALLOC_MAY_FLUSH, 30);
 	for (unsigned int c = 0; c < 130; c++)
-		assert_int_equal(luf_done_read(e->done, c),
+		assert_int_equal(luf_done_read(&e->l->done, c),
 				 c == 0 || c == 63 || c == 64 || c == 100 || c >= 128 ? 1 : 0);
 }
 
@@ -212,7 +212,7 @@ static void alloc_failed_flush_keeps_pend(void **state)
 
 	uenv_free_range(e, e->fl, 2, key, 0, 10);
 	for (unsigned int c = 0; c < 4; c++)
-		done[c] = luf_done_read(e->done, c);
+		done[c] = luf_done_read(&e->l->done, c);
 
 	EXPECT_FLUSH(e, 1, -EIO, 1, 3);
 	assert_int_equal(luf_alloc(e->fl, e->pc[0], LUF_ALLOC_MAY_FLUSH, &f), -EIO);
@@ -220,7 +220,7 @@ static void alloc_failed_flush_keeps_pend(void **state)
 	assert_int_equal(luf_freelist_nr_pend(e->fl), 10);
 	assert_int_equal(luf_freelist_nr_clean(e->fl), 0);
 	for (unsigned int c = 0; c < 4; c++)
-		assert_int_equal(luf_done_read(e->done, c), done[c]);
+		assert_int_equal(luf_done_read(&e->l->done, c), done[c]);
 	for (unsigned int i = 0; i < 10; i++)
 		assert_int_equal(e->folios[i].lf.state, LUF_FOLIO_PEND);
 	assert_int_equal(luf_keytab_check_done(e->kt, key), 0);
@@ -231,9 +231,9 @@ static void alloc_failed_flush_keeps_pend(void **state)
 	/* The same folios come out after a later successful flush. */
 	EXPECT_FLUSH(e, 2, 0, 1, 3);
 	drain_ids(e, e->fl, LUF_ALLOC_MAY_FLUSH, 10);
-	assert_int_equal(luf_done_read(e->done, 1), 2);
-	assert_int_equal(luf_done_read(e->done, 3), 2);
-	assert_int_equal(luf_done_read(e->done, 0), done[0]);
+	assert_int_equal(luf_done_read(&e->l->done, 1), 2);
+	assert_int_equal(luf_done_read(&e->l->done, 3), 2);
+	assert_int_equal(luf_done_read(&e->l->done, 0), done[0]);
 }
 
 /* Keys are handed out round-robin over 1..nr_keys-1, never 0. */

@@ -181,7 +181,7 @@ static void misuse_mark_done_in_the_future(void **state)
 	unsigned short key;
 
 	assert_int_equal(luf_local_flush_end(e->l, 1, cur + 100), -EINVAL);
-	assert_false(u_before(cur, luf_done_read(e->done, 1)));
+	assert_false(u_before(cur, luf_done_read(&e->l->done, 1)));
 	key = uenv_unmap_fold(e, 0, NULL, UMASK(e, 1), RO);
 	assert_int_equal(luf_keytab_check_done(e->kt, key), 0);
 }

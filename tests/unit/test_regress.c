@@ -186,20 +186,20 @@ static void regress_free_with_unfolded_key(void **state)
 static void regress_local_flush_future_snapshot(void **state)
 {
 	struct uenv *e = *state;
-	unsigned long before = luf_done_read(e->done, 1);
+	unsigned long before = luf_done_read(&e->l->done, 1);
 
 	assert_int_equal(luf_local_flush_end(e->l, 1, 1000000), -EINVAL);
-	assert_int_equal(luf_done_read(e->done, 1), before);
+	assert_int_equal(luf_done_read(&e->l->done, 1), before);
 }
 
 /* F6: marking ugen 0 ("none") moved done to 0, past the wrap (S1, S4). */
 static void regress_mark_zero_marks_nothing(void **state)
 {
 	struct uenv *e = uenv_reset(state, 4, 16, 4, 512, 0, ULONG_MAX - 1);
-	unsigned long before = luf_done_read(e->done, 3);
+	unsigned long before = luf_done_read(&e->l->done, 3);
 
-	__luf_done_mark_cpu(e->done, 3, 0);
-	assert_int_equal(luf_done_read(e->done, 3), before);
+	__luf_done_mark_cpu(&e->l->done, 3, 0);
+	assert_int_equal(luf_done_read(&e->l->done, 3), before);
 }
 
 /* F7: NULL crashed these instead of returning -EINVAL. */

@@ -39,8 +39,8 @@ static void abort_key_each_cause(void **state)
 		assert_int_equal(luf_abort_key(e->pc[3], key, (enum luf_abort_cause)c), 0);
 		assert_int_equal(e->arch.calls, c + 1);
 		assert_abort_counted(e, before, c);
-		assert_int_equal(luf_done_read(e->done, 1), g);
-		assert_int_equal(luf_done_read(e->done, 2), g);
+		assert_int_equal(luf_done_read(&e->l->done, 1), g);
+		assert_int_equal(luf_done_read(&e->l->done, 2), g);
 		assert_int_equal(luf_keytab_check_done(e->kt, key), 1);
 		assert_int_equal(luf_upgrade_check(e->pc[3], key, NULL), 0);
 		/* The folio may now be handed out by a caller that cannot flush. */
@@ -111,7 +111,7 @@ static void abort_failed_flush_stays_pending(void **state)
 	assert_int_equal(luf_abort_key(e->pc[0], key, LUF_ABORT_WRITE_OTHER), -EIO);
 	EXPECT_FLUSH(e, 2, -EIO, 1);
 	assert_int_equal(luf_abort_domain(e->pc[0], e->dom, LUF_ABORT_PROT_UPGRADE), -EIO);
-	assert_int_equal(luf_done_read(e->done, 1), 0);
+	assert_int_equal(luf_done_read(&e->l->done, 1), 0);
 	assert_int_equal(luf_keytab_check_done(e->kt, key), 0);
 	assert_true(luf_domain_pending(e->dom));
 	assert_int_equal(luf_upgrade_check(e->pc[0], key, e->dom), -EBUSY);
@@ -148,7 +148,7 @@ static void abort_stamp_flushes_cpus_not_done(void **state)
 	assert_int_equal(luf_abort_stamp(e->pc[0], UMASK(e, 0, 1, 2, 3), stamp,
 					 LUF_ABORT_WRITE_OTHER),
 			 -EIO);
-	assert_true(luf_ugen_before(luf_done_read(e->done, 1), stamp));
+	assert_true(luf_ugen_before(luf_done_read(&e->l->done, 1), stamp));
 
 	abort_counts(e, before);
 	EXPECT_FLUSH(e, g + 2, 0, 0, 1, 3);
@@ -157,7 +157,7 @@ static void abort_stamp_flushes_cpus_not_done(void **state)
 			 1);
 	assert_abort_counted(e, before, LUF_ABORT_WRITE_OTHER);
 	for (unsigned int c = 0; c < 4; c++)
-		assert_false(luf_ugen_before(luf_done_read(e->done, c), stamp));
+		assert_false(luf_ugen_before(luf_done_read(&e->l->done, c), stamp));
 
 	/* Covered now: no flush. Nothing stamped: no flush. */
 	assert_int_equal(luf_abort_stamp(e->pc[0], UMASK(e, 0, 1, 2, 3), stamp,

@@ -30,9 +30,9 @@ int mock_flush(void *arch, const unsigned long *cpus, unsigned int nr_cpus, cons
 	 * runs, no CPU being flushed may already count as done at the snapshot.
 	 */
 	luf_for_each_cpu (c, cpus, nr_cpus) {
-		if (!u_before(luf_done_read(m->luf->done, c), ugen))
+		if (!u_before(luf_done_read(&m->luf->done, c), ugen))
 			fail_msg("done[%u] = %lu already marked while flushing at ugen %lu", c,
-				 luf_done_read(m->luf->done, c), ugen);
+				 luf_done_read(&m->luf->done, c), ugen);
 	}
 	if (m->during_flush)
 		m->during_flush(m->during_ctx);

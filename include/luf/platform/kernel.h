@@ -63,6 +63,10 @@
 #define LUF_CACHELINE SMP_CACHE_BYTES
 #define LUF_CACHE_ALIGNED __aligned(SMP_CACHE_BYTES)
 
+/* Brackets of C++ linkage in the user-space shim: nothing in the kernel. */
+#define LUF_BEGIN_DECLS
+#define LUF_END_DECLS
+
 #define luf_likely(x) likely(x)
 #define luf_unlikely(x) unlikely(x)
 
@@ -73,6 +77,7 @@
  */
 #define __luf_counter_add(p, cpu, member, delta) this_cpu_add((p)->member, (delta))
 #define __luf_for_each_possible_cpu(cpu, nr) for_each_possible_cpu(cpu)
+#define __luf_cpu_possible(cpu, nr) cpu_possible(cpu)
 #define __luf_percpu_aligned(p) IS_ALIGNED((unsigned long)(__force void *)(p), SMP_CACHE_BYTES)
 
 static inline unsigned long __luf_read_once(const unsigned long *p)
@@ -107,6 +112,16 @@ static inline unsigned long __luf_add_return(unsigned long *p, unsigned long v)
 	return old + v;
 }
 
+/* Fully ordered *@p &= ~@mask returning the new value: try_cmpxchg() is ordered on success. */
+static inline unsigned long __luf_andnot_return(unsigned long *p, unsigned long mask)
+{
+	unsigned long old = READ_ONCE(*p);
+
+	while (!try_cmpxchg(p, &old, old & ~mask))
+		;
+	return old & ~mask;
+}
+
 static inline void __luf_add_relaxed(unsigned long *p, unsigned long v)
 {
 	unsigned long old = READ_ONCE(*p);
@@ -135,6 +150,12 @@ static inline void __luf_smp_mb(void)
 {
 	/* Each caller says which reordering it forbids. */
 	smp_mb();
+}
+
+static inline void __luf_smp_mb__after_atomic(void)
+{
+	/* After a successful try_cmpxchg(): free where that is a full barrier. */
+	smp_mb__after_atomic();
 }
 
 static inline void __luf_smp_wmb(void)

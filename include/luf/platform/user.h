@@ -31,6 +31,33 @@
 #include <stdbool.h>
 #endif
 
+/*
+ * LUF_BEGIN_DECLS ... LUF_END_DECLS bracket the declarations of every luf
+ * header (platform/kernel.h defines them empty). In C they are nothing. In
+ * C++ they give luf's functions C linkage, and let the one C99 construct a
+ * header keeps, the flexible array member of struct luf_batch (same layout
+ * as in C), pass without a pedantic warning: GCC has no narrower switch for
+ * it than -Wpedantic, Clang has -Wc99-extensions.
+ */
+#if defined(__cplusplus) && defined(__clang__)
+#define LUF_BEGIN_DECLS								\
+	_Pragma("clang diagnostic push")					\
+	_Pragma("clang diagnostic ignored \"-Wc99-extensions\"")		\
+	extern "C" {
+#define LUF_END_DECLS } _Pragma("clang diagnostic pop")
+#elif defined(__cplusplus)
+#define LUF_BEGIN_DECLS								\
+	_Pragma("GCC diagnostic push")						\
+	_Pragma("GCC diagnostic ignored \"-Wpedantic\"")			\
+	extern "C" {
+#define LUF_END_DECLS } _Pragma("GCC diagnostic pop")
+#else
+/* Opens the declarations of a luf header: extern "C" { in C++, nothing in C. */
+#define LUF_BEGIN_DECLS
+/* Closes the declarations LUF_BEGIN_DECLS opened: } in C++, nothing in C. */
+#define LUF_END_DECLS
+#endif
+
 /* Bits in an unsigned long, the word of cpumasks. */
 #define LUF_BITS_PER_LONG (__SIZEOF_LONG__ * 8u)
 /* Bytes in a cache line: the alignment and padding unit of per-CPU data. */
@@ -53,11 +80,13 @@
  * Add @delta to @member of CPU @cpu's element of @p: a relaxed load and
  * store by the element's owner (the kernel counts on the running CPU).
  */
-#define __luf_counter_add(p, cpu, member, delta)                                   \
-	__luf_write_once(&__luf_per_cpu(p, cpu)->member,                           \
+#define __luf_counter_add(p, cpu, member, delta)         \
+	__luf_write_once(&__luf_per_cpu(p, cpu)->member, \
 			 __luf_read_once(&__luf_per_cpu(p, cpu)->member) + (unsigned long)(delta))
 /* Iterate @cpu over the CPU ids that may exist, 0 .. @nr - 1. */
 #define __luf_for_each_possible_cpu(cpu, nr) for ((cpu) = 0; (cpu) < (nr); (cpu)++)
+/* True iff CPU id @cpu may exist (below @nr here; cpu_possible() in a kernel). */
+#define __luf_cpu_possible(cpu, nr) ((cpu) < (nr))
 /* True iff per-CPU storage @p starts on a cache line (storage rule of luf_init()). */
 #define __luf_percpu_aligned(p) (((uintptr_t)(p) % LUF_CACHELINE) == 0)
 
@@ -107,6 +136,25 @@ static inline bool __luf_try_cmpxchg_release(unsigned long *p, unsigned long *ol
 {
 	return __atomic_compare_exchange_n(p, old, new_val, true, __ATOMIC_RELEASE,
 					   __ATOMIC_RELAXED);
+}
+
+/*
+ * Full barrier after a successful atomic read-modify-write
+ * (smp_mb__after_atomic()): on x86 the locked instruction is one already.
+ */
+static inline void __luf_smp_mb__after_atomic(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+#else
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+#endif
+}
+
+/* Fully ordered *@p &= ~@mask, returning the new value (atomic_long_andnot_return()). */
+static inline unsigned long __luf_andnot_return(unsigned long *p, unsigned long mask)
+{
+	return __atomic_and_fetch(p, ~mask, __ATOMIC_SEQ_CST);
 }
 
 /* Atomically set bit @nr of the bitmap at @addr (set_bit()); orders nothing. */
