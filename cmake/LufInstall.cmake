@@ -13,8 +13,11 @@
 #       luf::luf      libluf.so: the slow paths; the fast paths are inline
 #       luf::static   libluf.a, the same
 #       luf::user     membarrier/mprotect backends (if built; link with one of the above)
-#   <libdir>/pkgconfig/luf.pc                       -I, -lluf
+#   <libdir>/pkgconfig/luf.pc                       -I<prefix>/include, -lluf
 #   <libdir>/pkgconfig/luf-user.pc                  the backends (if built)
+#
+# Every package puts <prefix>/include alone on the include path: consumers
+# write #include <luf/luf.h>, <luf/luf_user.h>.
 #
 # A build with LUF_DEBUG changes struct luf_folio: its packages carry
 # -DLUF_DEBUG in every use, so a consumer cannot mix the two layouts.
@@ -44,7 +47,8 @@ endif()
 install(DIRECTORY include/luf DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT devel
         FILES_MATCHING PATTERN "*.h" PATTERN "kernel.h" EXCLUDE)
 if(LUF_HAVE_USER)
-  install(FILES lib/user/luf_user.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/luf COMPONENT devel)
+  install(FILES lib/user/include/luf/luf_user.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/luf
+          COMPONENT devel)
 endif()
 install(TARGETS ${_luf_targets} EXPORT luf-targets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT devel

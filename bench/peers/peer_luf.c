@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "luf_user.h"
+#include <luf/luf_user.h>
 #include "peers.h"
 
 _Static_assert(sizeof(struct luf_folio) <= sizeof(((struct peer_blk *)0)->mech), "entry");

@@ -43,7 +43,7 @@
  * --bench: the churn benchmark, 2 threads, 10^6 frees per policy, no reads.
  */
 #define _GNU_SOURCE
-#include "luf_user.h"
+#include <luf/luf_user.h>
 
 #include <pthread.h>
 #include <stdatomic.h>

@@ -79,7 +79,7 @@
  * length (the JIT waits until the caller returns).
  */
 #define _GNU_SOURCE
-#include "luf_user.h"
+#include <luf/luf_user.h>
 
 #include <limits.h>
 #include <pthread.h>

@@ -7,7 +7,7 @@
 #ifndef LUF_USER_INTERNAL_H
 #define LUF_USER_INTERNAL_H
 
-#include "luf_user.h"
+#include <luf/luf_user.h>
 
 /* struct luf_user.state: 0 = never opened (zeroed storage). */
 #define LUF_USER_OPEN 0x4c75664fu   /* "LufO" */

@@ -18,7 +18,7 @@
  * Usage: flushcost [--flushes N] [--rounds N]
  */
 #define _GNU_SOURCE
-#include "luf_user.h"
+#include <luf/luf_user.h>
 
 #include <pthread.h>
 #include <stdatomic.h>

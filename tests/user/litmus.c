@@ -24,7 +24,7 @@
  * no-op run on hardware that need not show the outcome).
  */
 #define _GNU_SOURCE
-#include "luf_user.h"
+#include <luf/luf_user.h>
 
 #include <pthread.h>
 #include <stdatomic.h>

@@ -14,7 +14,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include "luf_user.h"
+#include <luf/luf_user.h>
 
 #include <linux/audit.h>
 #include <linux/filter.h>
@@ -170,7 +170,7 @@ static void test_flush_error_keeps_pending(void **state)
 	inj.cmd_errno = EINTR;
 	assert_int_equal(luf_flush_batch(l, 2, b), -EINTR);
 	assert_false(luf_batch_empty(b));	     /* still pending */
-	assert_false(luf_batch_check_done(b, done)); /* done not marked */
+	assert_false(luf_batch_check_done(b, &l->done)); /* done not marked */
 	inj.cmd_errno = 0;
 	assert_int_equal(luf_flush_batch(l, 2, b), 1);
 	assert_true(luf_batch_empty(b));

@@ -3,7 +3,7 @@
  * A consumer of luf's installed user-space backends: open whichever
  * barrier backend this machine allows, flush once, close.
  */
-#include <luf_user.h>
+#include <luf/luf_user.h>
 #include <stdio.h>
 
 int main(void)

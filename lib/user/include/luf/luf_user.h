@@ -43,6 +43,8 @@
 
 #include <luf/luf.h>
 
+LUF_BEGIN_DECLS
+
 /* Which backend a struct luf_user runs (luf_user_kind_name() names it). */
 enum luf_user_kind {
 	LUF_USER_NONE = 0,   /* not open */
@@ -272,5 +274,7 @@ unsigned long luf_user_calls(const struct luf_user *u);
 
 /* Flush requests @u served so far (successful or not). */
 unsigned long luf_user_flushes(const struct luf_user *u);
+
+LUF_END_DECLS
 
 #endif /* LUF_USER_H */
