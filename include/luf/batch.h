@@ -11,9 +11,10 @@
  *
  * Invariant: the set has no CPU iff its ugen is 0 and writable is 0.
  *
- * Every operation costs O(words + CPUs in the set), check_done and diet
- * O(1) when every CPU has flushed past the set (luf/done.h). None allocates, locks
- * or writes anything but the batch it is given; a batch shared between
+ * Every operation costs O(words + CPUs in the set); check_done is O(1)
+ * and diet reads no counter when every CPU has flushed past the set
+ * (luf/done.h). None allocates, locks or writes anything but the batch
+ * it is given; a batch shared between
  * CPUs is guarded by its owner (the key table's and the domain's seqcount
  * and lock). Source: LUF RFC v12, fold_batch(), arch_tlbbatch_diet(),
  * arch_tlbbatch_check_done(); Linux arch_tlbbatch_fold().

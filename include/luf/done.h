@@ -247,7 +247,7 @@ static inline void __luf_done_sum_all(struct luf_done *d, unsigned long *retries
 }
 
 /* Rounds __luf_done_sum_group() takes before it leaves a busy group to later flushers. */
-#define __LUF_DONE_SUM_ROUNDS 8
+#define __LUF_DONE_SUM_ROUNDS 64
 
 /*
  * Recompute the summary of cpumask word @g from its CPUs' counters: its
@@ -257,9 +257,11 @@ static inline void __luf_done_sum_all(struct luf_done *d, unsigned long *retries
  * (its CPU's bit cleared before our @hold was stored): so after
  * publishing, read the group and the CPUs at its minimum again (a full
  * barrier between) and go round if any moved. When flushers stop, the
- * summary is exact. A group that keeps moving under us is left after a
- * few rounds with every CPU in @hold: the next flush of each clears its
- * bit, and the last one recomputes.
+ * summary is exact, unless a recomputation gave up: a group that kept
+ * moving under it for __LUF_DONE_SUM_ROUNDS rounds is raised to what was
+ * read and left with every CPU in @hold, so that the next flush of each
+ * clears its bit and the last one recomputes (until then it may lag, as
+ * it may while a CPU is idle).
  */
 static inline void __luf_done_sum_group(struct luf_done *d, unsigned int g, unsigned long *retries)
 {
@@ -284,17 +286,16 @@ static inline void __luf_done_sum_group(struct luf_done *d, unsigned int g, unsi
 		}
 		if (!holders)
 			return; /* no possible CPU here */
-		if (round == __LUF_DONE_SUM_ROUNDS) {
-			__luf_write_once(&d->hold[g], possible);
-			return;
-		}
-		__luf_write_once(&d->hold[g], holders);
+		/* After the last round, every CPU a holder: its next flush clears it. */
+		__luf_write_once(&d->hold[g], round == __LUF_DONE_SUM_ROUNDS ? possible : holders);
 		__luf_write_once(&d->lag[g], first + __luf_ffs(holders));
 		/* Release: the counters read above before the new group. */
 		prev = __luf_done_raise(&d->group[g], min, retries);
 		__luf_smp_mb(); /* the stores above before the second reads */
 		if (luf_ugen_before(prev, min) && !luf_ugen_before(luf_done_all(d), prev))
 			__luf_done_sum_all(d, retries); /* this group may have held @all */
+		if (round == __LUF_DONE_SUM_ROUNDS)
+			return;
 		if (__luf_done_group(d, g) != min)
 			continue; /* another flusher moved it on: our @hold may be stale */
 		for (w = holders; w; w &= w - 1)
