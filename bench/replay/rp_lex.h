@@ -41,14 +41,14 @@ static inline bool ends_with(const char *s, const char *e, const char *lit)
 {
 	size_t n = strlen(lit);
 
-	return (size_t)(e - s) >= n && !memcmp(e - n, lit, n);
+	return e >= s && (size_t)(e - s) >= n && !memcmp(e - n, lit, n);
 }
 
 static inline bool starts_with(const char *s, const char *e, const char *lit)
 {
 	size_t n = strlen(lit);
 
-	return (size_t)(e - s) >= n && !memcmp(s, lit, n);
+	return e >= s && (size_t)(e - s) >= n && !memcmp(s, lit, n);
 }
 
 /*

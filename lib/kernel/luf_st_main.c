@@ -351,7 +351,7 @@ bool st_page_reuse_ok(struct luf_kernel *k, const struct st_page *p, unsigned in
 	if (!p->need)
 		return true;
 	luf_for_each_cpu (cpu, p->mask, nr_cpus) {
-		if (p->ugen && !__luf_cpu_done(k->luf.done, cpu, p->ugen))
+		if (p->ugen && !__luf_cpu_done(&k->luf.done, cpu, p->ugen))
 			return false;
 		if (!luf_kernel_covered(k, cpu, p->need))
 			return false;
