@@ -624,9 +624,10 @@ static void mark_local_base_run(struct micro_thread *th, unsigned long n)
 /*
  * mark_each: one snapshot, then luf_local_flush_end() of every CPU of the
  * instance in turn (a flush each CPU did itself, reported CPU by CPU, as
- * testenv_external_flush() does); per CPU. Every CPU but the last of a
- * word held the group's minimum with the others, so its mark recomputes
- * the group. base_mark_each: the old luf_local_flush_end().
+ * testenv_external_flush() does); per CPU. Every CPU of a word held the
+ * group's minimum with the others, so each mark clears its bit in the
+ * group's hold mask (one atomic) and the last one recomputes the group.
+ * base_mark_each: the old luf_local_flush_end().
  */
 static void mark_each_run(struct micro_thread *th, unsigned long n, bool base)
 {
