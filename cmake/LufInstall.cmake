@@ -47,7 +47,7 @@ endif()
 install(DIRECTORY include/luf DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT devel
         FILES_MATCHING PATTERN "*.h" PATTERN "kernel.h" EXCLUDE)
 if(LUF_HAVE_USER)
-  install(FILES lib/user/include/luf/luf_user.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/luf
+  install(FILES lib/user/include/luf/luf_user.h lib/user/include/luf/luf_proc.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/luf
           COMPONENT devel)
 endif()
 install(TARGETS ${_luf_targets} EXPORT luf-targets

@@ -1,0 +1,333 @@
+// SPDX-License-Identifier: GPL-2.0-only OR MIT
+/*
+ * luf_proc.h - luf for a process, in a few calls: deferred reuse of
+ * retired objects whose readers publish with no fence of their own.
+ *
+ * The shape users know from ck_epoch and call_rcu:
+ *
+ *   luf_proc_create()        one per process: the backend (membarrier, or
+ *                            mprotect), the instance, its counters, key
+ *                            table and per-thread state, sized and
+ *                            allocated inside
+ *   luf_thread_register()    once per thread; luf_thread_unregister()
+ *                            hands what the thread still holds to the others
+ *   luf_read_lock()/unlock() around every read of shared objects: two
+ *                            plain stores, no fence, no atomic RMW
+ *   luf_retire()             an object readers can no longer reach: no
+ *                            system call, no allocation, no shared write
+ *   luf_reuse()              an object retired earlier that no reader can
+ *                            still be reading; flushes (one membarrier for
+ *                            everything pending) only when no other flush
+ *                            since the retirement already covered it
+ *
+ * The objects are the caller's: embed a struct luf_node in each (zeroed
+ * before its first retirement) and allocate from luf_reuse() first, from
+ * malloc() or a fresh page when it returns -EAGAIN. An object may be a
+ * page range as well as a small struct: luf never touches its memory,
+ * only the node.
+ *
+ * What a reader must do for the guarantee to hold (the rules, exactly):
+ *  R1. Call luf_read_lock() before loading a pointer to a shared object
+ *      and luf_read_unlock() after its last access through that pointer,
+ *      on the struct luf_thread of the calling thread. Sections nest.
+ *  R2. Load shared pointers with at least a relaxed atomic load (or
+ *      READ_ONCE): luf puts no fence in the reader, so the compiler must
+ *      not move the load out of the section; luf_read_lock() has a
+ *      compiler barrier after its store, luf_read_unlock() a release store.
+ *  R3. Not keep or use such a pointer after luf_read_unlock().
+ * and what the updater must do:
+ *  U1. Make the object unreachable for new readers (store the new pointer,
+ *      unlink it) before luf_retire(), on the same thread.
+ *  U2. Retire each object once; take it back only from luf_reuse().
+ * Then an object luf_reuse() returns is read by no reader: every read
+ * section that could have loaded its pointer has ended. Why: the flush a
+ * reuse waits for is a barrier on every thread of the process after U1
+ * (membarrier(2), or an IPI-sending mprotect()), so a reader whose load
+ * came before that barrier has its luf_read_lock() store visible once the
+ * flush returns, and one whose load came after it sees the object gone.
+ * luf_reuse() then waits (without blocking: it hands back another object
+ * or -EAGAIN) until every section it saw open at that point has closed.
+ * This is the store-buffering argument of <luf/luf_user.h>, and the reader
+ * protocol of liburcu's membarrier flavour (urcu-memb); luf's part is to
+ * defer the barrier to reuse and to skip it when another thread's barrier
+ * since the retirement already covered it (docs/DESIGN.md section 6).
+ *
+ * Each retired object comes back through the thread that retired it,
+ * or, after that thread unregisters, through any thread. A thread is
+ * registered with at most one struct luf_proc at a time.
+ *
+ * Errors are negative errno values; a set-up error is also named in one
+ * line by luf_last_error() (<luf/error.h>), e.g.
+ * "luf_proc_create: cfg->mem is not aligned to LUF_CACHELINE (64 bytes) (-EINVAL)".
+ * Built on the low-level API (<luf/luf.h>, <luf/luf_user.h>), which stays
+ * the way for kernels and for callers that manage CPUs, keys and free
+ * lists themselves.
+ */
+#ifndef LUF_PROC_H
+#define LUF_PROC_H
+
+#include <luf/luf_user.h>
+
+LUF_BEGIN_DECLS
+
+/* Threads that may be registered at once when struct luf_proc_config.max_threads is 0. */
+#define LUF_PROC_DEFAULT_THREADS 64u
+/* Retirements folded into one pending set when struct luf_proc_config.batch is 0. */
+#define LUF_PROC_DEFAULT_BATCH 64u
+/* Most threads one struct luf_proc can register (memory grows with its square). */
+#define LUF_PROC_MAX_THREADS 1024u
+
+/**
+ * struct luf_proc_config - options of luf_proc_create()
+ * @max_threads: threads registered at once (0: %LUF_PROC_DEFAULT_THREADS;
+ *	at most %LUF_PROC_MAX_THREADS)
+ * @flags: backend flags: %LUF_USER_SYNC_CORE (JIT code reuse: the flush
+ *	also serialises every core), %LUF_USER_FORCE_MPROTECT; others are
+ *	refused
+ * @batch: retirements folded into one pending set (0:
+ *	%LUF_PROC_DEFAULT_BATCH); a retired object is reusable only after
+ *	its batch is folded, which luf_reuse() does when it finds nothing else
+ * @mem: NULL to let luf allocate (aligned_alloc()), or one block of
+ *	luf_proc_size() bytes aligned to %LUF_CACHELINE that the caller
+ *	owns until luf_proc_destroy() returns
+ * @mem_size: the size of @mem in bytes
+ * @membarrier: NULL for the system call; tests inject failures here
+ *	(see struct luf_user_config)
+ *
+ * Zero-initialise it: zero is the default of every field.
+ */
+struct luf_proc_config {
+	unsigned int max_threads;
+	unsigned int flags;
+	unsigned int batch;
+	void *mem;
+	size_t mem_size;
+	luf_user_membarrier_fn *membarrier;
+};
+
+/* One process's luf: opaque. */
+struct luf_proc;
+
+/* One registered thread: opaque, but for its reader half (struct luf_reader). */
+struct luf_thread;
+
+/**
+ * struct luf_reader - the reader half of a struct luf_thread, its first member
+ * @ctr: odd while the thread is inside a read section; its count of
+ *	sections, times two; written only by its thread, read by reusers
+ * @nest: the depth of nested sections (the thread's own)
+ *
+ * The fields are luf's: use luf_read_lock() and luf_read_unlock().
+ */
+struct luf_reader {
+	unsigned long ctr;
+	unsigned int nest;
+};
+
+/**
+ * struct luf_node - what luf keeps in a retired object
+ * @folio: its place on a deferred free list (luf_folio: key, state, link)
+ * @next: its link on the per-thread lists of luf_proc.c
+ *
+ * Embed one in each object; zero it before the object's first
+ * luf_retire() (a node luf_reuse() returned is ready as it is).
+ * luf_node_entry() gets the object back.
+ */
+struct luf_node {
+	struct luf_folio folio;
+	struct luf_node *next;
+};
+
+/* The object of type @type around its struct luf_node @member at @ptr. */
+/* clang-format off */
+#define luf_node_entry(ptr, type, member) \
+	((type *)((uintptr_t)(ptr) - offsetof(type, member)))
+/* clang-format on */
+
+/**
+ * luf_proc_size() - bytes luf_proc_create() needs for @cfg
+ * @cfg: the options (NULL for the defaults); @cfg->mem is ignored
+ *
+ * The instance, its done counters and statistics, the key table, and per
+ * thread a batching state, a free list, a reader line and a snapshot of
+ * every thread's reader counter: O(max_threads^2) bytes, about 0.2 MiB
+ * for the default 64 threads.
+ *
+ * Return: a size in bytes, a multiple of %LUF_CACHELINE; 0 if @cfg is
+ * invalid (max_threads above %LUF_PROC_MAX_THREADS).
+ */
+size_t luf_proc_size(const struct luf_proc_config *cfg);
+
+/**
+ * luf_proc_create() - set up luf for this process
+ * @out: where the new domain goes
+ * @cfg: the options, or NULL for the defaults
+ *
+ * Opens the best sound backend (luf_user_backend_open(): membarrier, else
+ * mprotect on x86-64) with caller CPU ids, one per registered thread, then
+ * sets up the instance, its key table and the per-thread state in one
+ * block (@cfg->mem, or aligned_alloc()). No thread is registered yet.
+ * Blocks: registers the process for membarrier and issues one trial
+ * flush (a few microseconds).
+ *
+ * Return: 0 and *@out set; -EINVAL for a NULL @out, unknown flags,
+ * max_threads above %LUF_PROC_MAX_THREADS or a misaligned @cfg->mem;
+ * -ENOSPC if @cfg->mem_size is below luf_proc_size(@cfg); -ENOMEM;
+ * or the backend's error (-ENOSYS, -EPERM, ...: see
+ * luf_user_backend_open()). On error nothing is left allocated and
+ * luf_last_error() names the failed check.
+ */
+int luf_proc_create(struct luf_proc **out, const struct luf_proc_config *cfg);
+
+/**
+ * luf_proc_destroy() - tear down a domain, handing every object back
+ * @p: a domain with no thread registered
+ * @release: called once for each object luf still holds (retired, not
+ *	reused), to free it; NULL if the caller frees them otherwise
+ * @arg: passed to @release
+ *
+ * No reader can be left (no thread is registered), so every object is
+ * handed to @release without a flush. Then closes the backend and frees
+ * the block luf allocated.
+ *
+ * Return: 0; -EINVAL for a NULL or garbage @p; -EBUSY if a thread is
+ * still registered (nothing changed).
+ */
+int luf_proc_destroy(struct luf_proc *p, void (*release)(struct luf_node *n, void *arg), void *arg);
+
+/**
+ * luf_thread_register() - register the calling thread
+ * @p: the domain
+ * @out: where the calling thread's handle goes
+ *
+ * Gives the thread the lowest free CPU id of @p's backend
+ * (luf_user_set_thread_id()). The handle is the thread's own: pass it to
+ * the calls below from this thread only.
+ *
+ * Return: 0 and *@out set; -EINVAL for NULL or a garbage @p; -EBUSY if
+ * the thread is registered already (with @p or another domain);
+ * -EUSERS if @p's max_threads threads are registered (the id would be out
+ * of range). luf_last_error() names the failed check.
+ */
+int luf_thread_register(struct luf_proc *p, struct luf_thread **out);
+
+/**
+ * luf_thread_unregister() - unregister the calling thread
+ * @t: the calling thread's handle, outside any read section
+ *
+ * Folds the thread's open batch and hands every object it still holds to
+ * the domain, from which any thread's luf_reuse() takes them, first
+ * flushing what they still owe. Blocks: may flush (membarrier).
+ *
+ * Return: 0; -EINVAL for NULL, a garbage handle or one of another thread;
+ * -EBUSY inside a read section; or the flush's error (the thread stays
+ * registered and nothing is lost: call again).
+ */
+int luf_thread_unregister(struct luf_thread *t);
+
+/**
+ * luf_read_lock() - enter a read section
+ * @t: the calling thread's handle
+ *
+ * One store of the thread's own reader line and a compiler barrier: no
+ * fence, no atomic read-modify-write. Sections nest. See the reader
+ * rules R1-R3 at the top of this header.
+ */
+static inline void luf_read_lock(struct luf_thread *t)
+{
+	struct luf_reader *r = (struct luf_reader *)(void *)t;
+
+	if (r->nest++ == 0) {
+		__luf_write_once(&r->ctr, r->ctr + 1);
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	}
+}
+
+/**
+ * luf_read_unlock() - leave a read section
+ * @t: the calling thread's handle
+ *
+ * A release store of the reader line when the outermost section ends:
+ * the section's loads are ordered before it.
+ */
+static inline void luf_read_unlock(struct luf_thread *t)
+{
+	struct luf_reader *r = (struct luf_reader *)(void *)t;
+
+	if (--r->nest == 0)
+		__luf_store_release(&r->ctr, r->ctr + 1);
+}
+
+/**
+ * luf_retire() - an object no new reader can reach will be reused later
+ * @t: the calling thread's handle
+ * @n: the object's node: zeroed, or as luf_reuse() returned it
+ *
+ * Records that every registered thread may still read the object (a
+ * read-only "translation" whose flush may wait) and puts it on the
+ * thread's open batch; every struct luf_proc_config.batch retirements the
+ * batch is folded into one pending set and its objects go to the thread's
+ * deferred free list. Call after the object was unpublished (U1).
+ *
+ * Context: no system call, no allocation, no flush; writes the thread's
+ * own lines, and the key table once per batch.
+ * Return: 0; -EINVAL for NULL or a garbage handle; -EBUSY if @n is
+ * retired already (a double retirement; nothing changed).
+ */
+int luf_retire(struct luf_thread *t, struct luf_node *n);
+
+/**
+ * luf_reuse() - take back an object that no reader can still be reading
+ * @t: the calling thread's handle
+ * @out: where the object's node goes
+ *
+ * In order: an object whose readers are known gone; else one from the
+ * thread's deferred free list (luf_alloc(): the clean list first, then
+ * the pend list, flushing once for all of it only if no other flush since
+ * the retirements covered it), checked against every reader's counter;
+ * else objects other threads handed over when they unregistered. An
+ * object some reader may still be reading is kept back until every
+ * section open at the check has closed; the call then tries another.
+ *
+ * Context: may flush (one membarrier(2) call) when a pend object still
+ * owes it; otherwise no system call and no allocation. Never waits for a
+ * reader.
+ * Return: 0 and *@out set (the node as retired; the object is the
+ * caller's again); -EAGAIN if no retired object is reusable yet (allocate
+ * a new one); -EINVAL for NULL or a garbage handle; or the flush's error
+ * (every object stays pending).
+ */
+int luf_reuse(struct luf_thread *t, struct luf_node **out);
+
+/**
+ * luf_thread_held() - objects the thread holds for later reuse
+ * @t: the calling thread's handle
+ *
+ * Retired and not reused yet: open batch, deferred free list and objects
+ * waiting for readers. The memory a deferred scheme holds back.
+ * Return: a count of objects; 0 for NULL.
+ */
+unsigned long luf_thread_held(const struct luf_thread *t);
+
+/**
+ * luf_proc_backend() - the domain's backend
+ * @p: the domain
+ *
+ * Return: its struct luf_user (luf_user_why() says which backend was
+ * chosen and why; luf_user_calls() counts system calls), or NULL for a
+ * NULL or garbage @p.
+ */
+const struct luf_user *luf_proc_backend(const struct luf_proc *p);
+
+/**
+ * luf_proc_luf() - the domain's low-level instance
+ * @p: the domain
+ *
+ * For statistics (luf_stats_sum()) and for mixing in the low-level API.
+ * Return: the struct luf, or NULL for a NULL or garbage @p.
+ */
+struct luf *luf_proc_luf(const struct luf_proc *p);
+
+LUF_END_DECLS
+
+#endif /* LUF_PROC_H */

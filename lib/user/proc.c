@@ -1,0 +1,561 @@
+// SPDX-License-Identifier: GPL-2.0-only OR MIT
+/*
+ * lib/user/proc.c - luf for a process (<luf/luf_proc.h>), built on the
+ * low-level API: one struct luf over the user backend with caller CPU
+ * ids, one id per registered thread; per thread a struct luf_pcpu, a
+ * struct luf_freelist of retired objects and a reader line.
+ *
+ * A retirement is luf_unmap() of a read-only "translation" on every id,
+ * folded per batch into one key (luf_pcpu_fold()) and freed under it
+ * (luf_free()). A reuse is luf_alloc() with LUF_ALLOC_MAY_FLUSH, which
+ * hands out an object only once a flush (a barrier on every thread) ran
+ * after its retirement, then the reader check: an object no section was
+ * open for at that point is reusable; else it waits, with the others
+ * found that way, until each section open at the snapshot has closed.
+ *
+ * The snapshot is taken when the first object of a waiting batch is
+ * found, which is after that object's flush; objects found while a
+ * snapshot is pending wait for the next one (taken once the pending one
+ * passes, so after their flushes too). That is the whole grace period:
+ * two generations of waiting objects per thread.
+ */
+#define _GNU_SOURCE
+#include "user_internal.h"
+
+#include <luf/luf_proc.h>
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define LUF_PROC_MAGIC 0x4c756650726f63UL /* "LufProc" */
+#define LUF_THREAD_FREE 0u
+#define LUF_THREAD_LIVE 0x4c756654u /* "LufT" */
+
+/* The end of a node list: every node luf holds has a non-NULL next. */
+#define NODE_END ((struct luf_node *)(uintptr_t)1)
+
+struct luf_thread {
+	LUF_CACHE_ALIGNED struct luf_reader rd; /* first: luf_read_lock() casts */
+	LUF_CACHE_ALIGNED unsigned int state;	/* LUF_THREAD_FREE or _LIVE */
+	unsigned int id;			/* its backend CPU id */
+	struct luf_proc *proc;
+	struct luf_pcpu *pc;
+	struct luf_freelist *fl;
+	struct luf_node *open; /* retired, batch not folded yet */
+	unsigned long nr_open;
+	struct luf_node *ready; /* flushed, readers gone */
+	unsigned long nr_ready;
+	struct luf_node *wait; /* flushed, waiting for the snapshot in @snap */
+	unsigned long nr_wait;
+	struct luf_node *later; /* flushed, found while @wait's snapshot was pending */
+	unsigned long nr_later;
+	unsigned long *snap; /* each thread's reader counter at the snapshot, 0 if even */
+};
+
+struct luf_proc {
+	unsigned long magic;
+	struct luf_user u;
+	struct luf *l;
+	struct luf_keytab *kt;
+	unsigned long *all; /* every CPU id: the set each retirement may be read on */
+	struct luf_thread *threads;
+	unsigned int max_threads;
+	unsigned int batch;
+	void *mem;
+	bool own_mem;
+	pthread_mutex_t lock; /* registration and the orphans */
+	unsigned int nr_registered;
+	struct luf_node *orphans; /* handed over by unregistered threads: flushed */
+	unsigned long nr_orphans; /* written under @lock, read without it */
+};
+
+/* The calling thread's handle, if it is registered. */
+static _Thread_local struct luf_thread *luf_self;
+
+static int proc_fail(int err, const char *fn, const char *what)
+{
+#if defined(LUF_ERROR_H)
+	return __luf_fail(err, fn, what);
+#else
+	(void)fn, (void)what;
+	return err;
+#endif
+}
+
+static size_t lines(size_t bytes)
+{
+	return (bytes + LUF_CACHELINE - 1) / LUF_CACHELINE * LUF_CACHELINE;
+}
+
+static unsigned int nr_keys(unsigned int threads)
+{
+	unsigned int n = 4 * threads;
+
+	return n < 64 ? 64 : n;
+}
+
+/* The layout of the block: each part's offset; returns the total, 0 if invalid. */
+struct layout {
+	size_t l, done, stats, kt, all, threads; /* offsets in the block */
+	size_t per;				 /* where the per-thread parts start */
+	size_t fl, snap;			 /* offsets in one thread's part (its pcpu at 0) */
+	size_t per_thread, total;		 /* the size of one thread's part; of the block */
+};
+
+static size_t layout(const struct luf_proc_config *cfg, struct layout *lo)
+{
+	unsigned int n = cfg && cfg->max_threads ? cfg->max_threads : LUF_PROC_DEFAULT_THREADS;
+	size_t off = lines(sizeof(struct luf_proc));
+
+	if (n > LUF_PROC_MAX_THREADS)
+		return 0;
+	lo->l = off, off += lines(sizeof(struct luf));
+	lo->done = off, off += lines(luf_done_size(n));
+	lo->stats = off, off += lines(luf_stats_size(n));
+	lo->kt = off, off += lines(luf_keytab_size(nr_keys(n), n));
+	lo->all = off, off += lines(luf_cpumask_size(n));
+	lo->threads = off, off += n * lines(sizeof(struct luf_thread));
+	lo->fl = lines(luf_pcpu_size(n));
+	lo->snap = lo->fl + lines(luf_freelist_size(n));
+	lo->per_thread = lo->snap + lines(n * sizeof(unsigned long));
+	lo->per = off;
+	off += n * lo->per_thread;
+	lo->total = off;
+	return off;
+}
+
+size_t luf_proc_size(const struct luf_proc_config *cfg)
+{
+	struct layout lo;
+
+	return layout(cfg, &lo);
+}
+
+static bool proc_ok(const struct luf_proc *p)
+{
+	return p && p->magic == LUF_PROC_MAGIC;
+}
+
+/* @t is a live handle and the calling thread's. */
+static bool thread_ok(const struct luf_thread *t)
+{
+	return t && t == luf_self && t->state == LUF_THREAD_LIVE;
+}
+
+static void push(struct luf_node **list, unsigned long *nr, struct luf_node *n)
+{
+	n->next = *list ? *list : NODE_END;
+	*list = n;
+	(*nr)++;
+}
+
+static struct luf_node *pop(struct luf_node **list, unsigned long *nr)
+{
+	struct luf_node *n = *list;
+
+	*list = n->next == NODE_END ? NULL : n->next;
+	(*nr)--;
+	n->next = NULL;
+	return n;
+}
+
+/* Append @src (@nr nodes) to @dst. */
+static void splice(struct luf_node **dst, unsigned long *nr_dst, struct luf_node *src,
+		   unsigned long nr)
+{
+	struct luf_node *tail = src;
+
+	if (!src)
+		return;
+	while (tail->next != NODE_END)
+		tail = tail->next;
+	tail->next = *dst ? *dst : NODE_END;
+	*dst = src;
+	*nr_dst += nr;
+}
+
+int luf_proc_create(struct luf_proc **out, const struct luf_proc_config *cfg)
+{
+	struct luf_proc_config def = {0};
+	struct luf_user_config ucfg = {0};
+	struct layout lo;
+	struct luf_proc *p;
+	unsigned int n;
+	char *mem;
+	int ret;
+
+	if (!out)
+		return proc_fail(-EINVAL, __func__, "@out is NULL");
+	if (!cfg)
+		cfg = &def;
+	if (cfg->flags & ~(LUF_USER_SYNC_CORE | LUF_USER_FORCE_MPROTECT))
+		return proc_fail(-EINVAL, __func__,
+				 "cfg->flags has bits other than LUF_USER_SYNC_CORE and "
+				 "LUF_USER_FORCE_MPROTECT");
+	if (!layout(cfg, &lo))
+		return proc_fail(-EINVAL, __func__,
+				 "cfg->max_threads is above LUF_PROC_MAX_THREADS (1024)");
+	if (cfg->mem && (uintptr_t)cfg->mem % LUF_CACHELINE)
+		return proc_fail(-EINVAL, __func__,
+				 "cfg->mem is not aligned to LUF_CACHELINE (64 bytes)");
+	if (cfg->mem && cfg->mem_size < lo.total)
+		return proc_fail(
+		    -ENOSPC, __func__,
+		    "cfg->mem_size is below luf_proc_size(cfg): the block is too small");
+	if (!cfg->mem && cfg->mem_size)
+		return proc_fail(-EINVAL, __func__, "cfg->mem_size is set but cfg->mem is NULL");
+	n = cfg->max_threads ? cfg->max_threads : LUF_PROC_DEFAULT_THREADS;
+	mem = cfg->mem ? cfg->mem : aligned_alloc(LUF_CACHELINE, lo.total);
+	if (!mem)
+		return proc_fail(-ENOMEM, __func__, "no memory for the domain (aligned_alloc)");
+	memset(mem, 0, lo.total);
+	p = (struct luf_proc *)(void *)mem;
+	p->mem = mem;
+	p->own_mem = !cfg->mem;
+	p->max_threads = n;
+	p->batch = cfg->batch ? cfg->batch : LUF_PROC_DEFAULT_BATCH;
+	p->l = (struct luf *)(void *)(mem + lo.l);
+	p->kt = (struct luf_keytab *)(void *)(mem + lo.kt);
+	p->all = (unsigned long *)(void *)(mem + lo.all);
+	p->threads = (struct luf_thread *)(void *)(mem + lo.threads);
+	for (unsigned int i = 0; i < n; i++)
+		luf_cpumask_set_cpu(p->all, n, i);
+
+	ucfg.flags = cfg->flags;
+	ucfg.nr_ids = n;
+	ucfg.membarrier = cfg->membarrier;
+	ret = luf_user_backend_open(&p->u, &ucfg);
+	if (ret) {
+		proc_fail(ret, __func__,
+			  "no sound backend opened (membarrier, mprotect): see luf_user_why()");
+		goto free;
+	}
+	ret = luf_init(p->l, &luf_user_ops, &p->u, (struct luf_done_cpu *)(void *)(mem + lo.done),
+		       (struct luf_stats_cpu *)(void *)(mem + lo.stats), 0);
+	if (!ret)
+		ret = luf_keytab_init(p->kt, p->l, nr_keys(n));
+	for (unsigned int i = 0; !ret && i < n; i++) {
+		struct luf_thread *t = &p->threads[i];
+		char *base = mem + lo.per + i * lo.per_thread;
+
+		t->id = i;
+		t->proc = p;
+		t->pc = (struct luf_pcpu *)(void *)base;
+		t->fl = (struct luf_freelist *)(void *)(base + lo.fl);
+		t->snap = (unsigned long *)(void *)(base + lo.snap);
+		ret = luf_pcpu_init(t->pc, p->l, p->kt, i, LUF_PCPU_DEFAULT_THRESHOLD);
+		if (!ret)
+			ret = luf_freelist_init(t->fl, p->l, p->kt, 0);
+	}
+	if (ret) {
+		proc_fail(ret, __func__, "the low-level set-up failed (a luf bug)");
+		goto close;
+	}
+	ret = pthread_mutex_init(&p->lock, NULL);
+	if (ret) {
+		ret = proc_fail(-ret, __func__, "pthread_mutex_init failed");
+		goto close;
+	}
+	p->magic = LUF_PROC_MAGIC;
+	*out = p;
+	return 0;
+close:
+	luf_user_close(&p->u);
+free:
+	if (!cfg->mem)
+		free(mem);
+	return ret;
+}
+
+int luf_proc_destroy(struct luf_proc *p, void (*release)(struct luf_node *n, void *arg), void *arg)
+{
+	if (!proc_ok(p))
+		return proc_fail(-EINVAL, __func__, "@p is not a live domain (NULL, or destroyed)");
+	pthread_mutex_lock(&p->lock);
+	if (p->nr_registered) {
+		pthread_mutex_unlock(&p->lock);
+		return proc_fail(-EBUSY, __func__,
+				 "a thread is still registered: luf_thread_unregister() it first");
+	}
+	p->magic = 0;
+	pthread_mutex_unlock(&p->lock);
+	while (p->orphans) {
+		struct luf_node *n = pop(&p->orphans, &p->nr_orphans);
+
+		if (release)
+			release(n, arg);
+	}
+	for (unsigned int i = 0; i < p->max_threads; i++) {
+		luf_freelist_fini(p->threads[i].fl);
+		luf_pcpu_fini(p->threads[i].pc);
+	}
+	luf_keytab_fini(p->kt);
+	luf_fini(p->l);
+	luf_user_close(&p->u);
+	pthread_mutex_destroy(&p->lock);
+	if (p->own_mem)
+		free(p->mem);
+	return 0;
+}
+
+int luf_thread_register(struct luf_proc *p, struct luf_thread **out)
+{
+	struct luf_thread *t = NULL;
+	int ret;
+
+	if (!proc_ok(p) || !out)
+		return proc_fail(-EINVAL, __func__, "@p is not a live domain, or @out is NULL");
+	if (luf_self)
+		return proc_fail(-EBUSY, __func__,
+				 "the calling thread is registered already (with this domain or "
+				 "another): luf_thread_unregister() first");
+	pthread_mutex_lock(&p->lock);
+	for (unsigned int i = 0; i < p->max_threads && !t; i++)
+		if (p->threads[i].state == LUF_THREAD_FREE)
+			t = &p->threads[i];
+	if (!t) {
+		pthread_mutex_unlock(&p->lock);
+		return proc_fail(-EUSERS, __func__,
+				 "cfg->max_threads threads are registered already: the thread id "
+				 "would be out of range");
+	}
+	ret = luf_user_set_thread_id(&p->u, t->id);
+	if (ret) {
+		pthread_mutex_unlock(&p->lock);
+		return proc_fail(ret, __func__, "luf_user_set_thread_id() refused the id");
+	}
+	t->state = LUF_THREAD_LIVE;
+	p->nr_registered++;
+	pthread_mutex_unlock(&p->lock);
+	luf_self = t;
+	*out = t;
+	return 0;
+}
+
+/* Fold the open batch and free its objects under the batch's key. */
+static int fold_open(struct luf_thread *t)
+{
+	unsigned short key;
+	int ret;
+
+	if (!t->open)
+		return 0;
+	ret = luf_pcpu_fold(t->pc, &key);
+	while (!ret && t->open) {
+		struct luf_node *n = pop(&t->open, &t->nr_open);
+
+		n->next = NODE_END; /* held by luf: a second luf_retire() is refused */
+		ret = luf_free(t->fl, t->pc, &n->folio, key);
+		if (ret)
+			push(&t->open, &t->nr_open, n);
+	}
+	return ret;
+}
+
+int luf_thread_unregister(struct luf_thread *t)
+{
+	struct luf_node *list = NULL;
+	unsigned long nr = 0;
+	struct luf_folio *f;
+	struct luf_proc *p;
+	int ret;
+
+	if (!thread_ok(t))
+		return proc_fail(-EINVAL, __func__,
+				 "@t is not the calling thread's registered handle");
+	if (t->rd.nest)
+		return proc_fail(-EBUSY, __func__, "the thread is inside a read section");
+	p = t->proc;
+	ret = fold_open(t);
+	if (!ret) {
+		ret = luf_freelist_refill(t->fl, t->pc, LUF_ALLOC_MAY_FLUSH);
+		ret = ret < 0 ? ret : 0;
+	}
+	if (ret)
+		return ret;
+	while (!luf_alloc(t->fl, t->pc, 0, &f))
+		push(&list, &nr, luf_node_entry(f, struct luf_node, folio));
+	splice(&list, &nr, t->ready, t->nr_ready);
+	splice(&list, &nr, t->wait, t->nr_wait);
+	splice(&list, &nr, t->later, t->nr_later);
+	t->ready = t->wait = t->later = NULL;
+	t->nr_ready = t->nr_wait = t->nr_later = 0;
+	pthread_mutex_lock(&p->lock);
+	splice(&p->orphans, &p->nr_orphans, list, nr);
+	t->state = LUF_THREAD_FREE;
+	p->nr_registered--;
+	pthread_mutex_unlock(&p->lock);
+	luf_self = NULL;
+	return 0;
+}
+
+int luf_retire(struct luf_thread *t, struct luf_node *n)
+{
+	int ret;
+
+	if (!thread_ok(t) || !n)
+		return -EINVAL;
+	if (n->next || n->folio.state != LUF_FOLIO_IN_USE)
+		return -EBUSY;
+	ret = luf_unmap(t->pc, NULL, t->proc->all, LUF_PTE_ACCESSIBLE);
+	if (ret)
+		return ret;
+	push(&t->open, &t->nr_open, n);
+	if (t->nr_open >= t->proc->batch)
+		return fold_open(t);
+	return 0;
+}
+
+/* Is some registered thread inside a read section? (Its counter is odd.) */
+static bool readers_inside(const struct luf_proc *p)
+{
+#if defined(LUF_MUTANT_PROC_NO_READERS)
+	/* Mutant: hands objects back while sections may still read them. */
+	return false;
+#endif
+	for (unsigned int i = 0; i < p->max_threads; i++)
+		if (__luf_load_acquire(&p->threads[i].rd.ctr) & 1)
+			return true;
+	return false;
+}
+
+static void take_snapshot(struct luf_thread *t)
+{
+	const struct luf_proc *p = t->proc;
+
+	for (unsigned int i = 0; i < p->max_threads; i++) {
+		unsigned long c = __luf_load_acquire(&p->threads[i].rd.ctr);
+
+		t->snap[i] = (c & 1) ? c : 0;
+	}
+}
+
+/* Has every section open at the snapshot closed? */
+static bool snapshot_passed(const struct luf_thread *t)
+{
+	const struct luf_proc *p = t->proc;
+
+#if defined(LUF_MUTANT_PROC_NO_READERS)
+	return true;
+#endif
+	for (unsigned int i = 0; i < p->max_threads; i++)
+		if (t->snap[i] && __luf_load_acquire(&p->threads[i].rd.ctr) == t->snap[i])
+			return false;
+	return true;
+}
+
+/* A flushed object some reader may still read: wait for a snapshot after its flush. */
+static void hold_back(struct luf_thread *t, struct luf_node *n)
+{
+	n->next = NODE_END;
+#if defined(LUF_MUTANT_PROC_SNAP_EARLY)
+	/* Mutant: joins a snapshot taken before this object's flush. */
+	if (t->wait) {
+		push(&t->wait, &t->nr_wait, n);
+		return;
+	}
+#endif
+	if (!t->wait) {
+		push(&t->wait, &t->nr_wait, n);
+		take_snapshot(t);
+	} else {
+		push(&t->later, &t->nr_later, n);
+	}
+}
+
+/* Move @wait to @ready if its snapshot passed, and start the next generation. */
+static void advance(struct luf_thread *t)
+{
+	if (!t->wait || !snapshot_passed(t))
+		return;
+	splice(&t->ready, &t->nr_ready, t->wait, t->nr_wait);
+	t->wait = t->later;
+	t->nr_wait = t->nr_later;
+	t->later = NULL;
+	t->nr_later = 0;
+	if (t->wait)
+		take_snapshot(t);
+}
+
+/* Take over the objects unregistered threads left: flushed, readers unknown. */
+static bool adopt(struct luf_thread *t)
+{
+	struct luf_proc *p = t->proc;
+	struct luf_node *list;
+	unsigned long nr;
+
+	if (!__atomic_load_n(&p->nr_orphans, __ATOMIC_RELAXED))
+		return false;
+	pthread_mutex_lock(&p->lock);
+	list = p->orphans;
+	nr = p->nr_orphans;
+	p->orphans = NULL;
+	__atomic_store_n(&p->nr_orphans, 0, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&p->lock);
+	if (!list)
+		return false;
+	if (t->wait) {
+		splice(&t->later, &t->nr_later, list, nr);
+	} else {
+		splice(&t->wait, &t->nr_wait, list, nr);
+		take_snapshot(t);
+	}
+	return true;
+}
+
+int luf_reuse(struct luf_thread *t, struct luf_node **out)
+{
+	struct luf_folio *f;
+	int ret;
+
+	if (!thread_ok(t) || !out)
+		return -EINVAL;
+	for (unsigned int tries = 0; tries < 4; tries++) {
+		if (!t->ready)
+			advance(t);
+		if (t->ready) {
+			*out = pop(&t->ready, &t->nr_ready);
+			return 0;
+		}
+		ret = luf_alloc(t->fl, t->pc, LUF_ALLOC_MAY_FLUSH, &f);
+		if (ret == -ENOMEM) {
+			if (t->open) {
+				ret = fold_open(t);
+				if (ret)
+					return ret;
+				continue;
+			}
+			if (adopt(t))
+				continue;
+			return -EAGAIN;
+		}
+		if (ret)
+			return ret;
+		if (!readers_inside(t->proc)) {
+			*out = luf_node_entry(f, struct luf_node, folio);
+			(*out)->next = NULL;
+			return 0;
+		}
+		hold_back(t, luf_node_entry(f, struct luf_node, folio));
+	}
+	return -EAGAIN;
+}
+
+unsigned long luf_thread_held(const struct luf_thread *t)
+{
+	if (!t || t->state != LUF_THREAD_LIVE)
+		return 0;
+	return t->nr_open + luf_freelist_nr_clean(t->fl) + luf_freelist_nr_pend(t->fl) +
+	       t->nr_ready + t->nr_wait + t->nr_later;
+}
+
+const struct luf_user *luf_proc_backend(const struct luf_proc *p)
+{
+	return proc_ok(p) ? &p->u : NULL;
+}
+
+struct luf *luf_proc_luf(const struct luf_proc *p)
+{
+	return proc_ok(p) ? p->l : NULL;
+}

@@ -1,0 +1,467 @@
+// SPDX-License-Identifier: GPL-2.0-only OR MIT
+/*
+ * The high-level API (<luf/luf_proc.h>) on real threads and the real
+ * membarrier backend: the life cycle, one flush per batch, the reader
+ * rules (an object some section may still read is never handed back),
+ * the grace-period generations, hand-over at unregister, a failed flush,
+ * and every set-up mistake with its error.
+ *
+ * Built twice more with a rule of lib/user/proc.c switched off
+ * (LUF_MUTANT_PROC_NO_READERS, LUF_MUTANT_PROC_SNAP_EARLY): each must fail
+ * here (ctest WILL_FAIL), which shows these tests see the rule.
+ */
+#define _GNU_SOURCE
+#include <luf/luf_proc.h>
+
+#include <pthread.h>
+#include <semaphore.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <errno.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+struct obj {
+	unsigned long value;
+	struct luf_node node;
+};
+
+static struct luf_proc *proc;
+static struct luf_thread *self;
+
+static int setup(void **state)
+{
+	struct luf_proc_config cfg = {.max_threads = 8, .batch = 4};
+
+	(void)state;
+	assert_int_equal(luf_proc_create(&proc, &cfg), 0);
+	assert_int_equal(luf_thread_register(proc, &self), 0);
+	return 0;
+}
+
+static unsigned long released;
+
+static void count_release(struct luf_node *n, void *arg)
+{
+	(void)arg;
+	released++;
+	free(luf_node_entry(n, struct obj, node));
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	assert_int_equal(luf_thread_unregister(self), 0);
+	assert_int_equal(luf_proc_destroy(proc, count_release, NULL), 0);
+	return 0;
+}
+
+static struct obj *new_obj(void)
+{
+	struct obj *o = calloc(1, sizeof(*o));
+
+	assert_non_null(o);
+	return o;
+}
+
+/* A retired object comes back after one flush; a second reuse finds nothing. */
+static void retire_then_reuse(void **state)
+{
+	const struct luf_user *u = luf_proc_backend(proc);
+	unsigned long calls = luf_user_calls(u);
+	struct obj *o = new_obj();
+	struct luf_node *n;
+
+	(void)state;
+	assert_int_equal(luf_retire(self, &o->node), 0);
+	assert_int_equal(luf_thread_held(self), 1);
+	assert_int_equal(luf_reuse(self, &n), 0);
+	assert_ptr_equal(n, &o->node);
+	assert_int_equal(luf_user_calls(u), calls + 1);
+	assert_int_equal(luf_thread_held(self), 0);
+	assert_int_equal(luf_reuse(self, &n), -EAGAIN);
+	free(o);
+}
+
+/* A batch of retirements costs one flush for all of them. */
+static void one_flush_per_batch(void **state)
+{
+	const struct luf_user *u = luf_proc_backend(proc);
+	unsigned long calls = luf_user_calls(u);
+	struct obj *o[16];
+	struct luf_node *n;
+
+	(void)state;
+	for (int i = 0; i < 16; i++) {
+		o[i] = new_obj();
+		assert_int_equal(luf_retire(self, &o[i]->node), 0);
+	}
+	for (int i = 0; i < 16; i++)
+		assert_int_equal(luf_reuse(self, &n), 0);
+	assert_int_equal(luf_user_calls(u), calls + 1);
+	for (int i = 0; i < 16; i++)
+		free(o[i]);
+}
+
+/* Double retirement, a handle of another thread, NULLs. */
+static void misuse(void **state)
+{
+	struct obj *o = new_obj();
+	struct luf_node *n;
+
+	(void)state;
+	assert_int_equal(luf_retire(self, &o->node), 0);
+	assert_int_equal(luf_retire(self, &o->node), -EBUSY);
+	assert_int_equal(luf_retire(NULL, &o->node), -EINVAL);
+	assert_int_equal(luf_retire(self, NULL), -EINVAL);
+	assert_int_equal(luf_reuse(self, NULL), -EINVAL);
+	assert_int_equal(luf_reuse(self, &n), 0);
+	assert_int_equal(luf_retire(self, &o->node), 0);
+	/* After the fold it is on the deferred list: still refused. */
+	assert_int_equal(luf_retire(self, &o->node), -EBUSY);
+	assert_int_equal(luf_reuse(self, &n), 0);
+	assert_ptr_equal(n, &o->node);
+	assert_int_equal(luf_thread_register(proc, &self), -EBUSY);
+	assert_int_equal(luf_proc_destroy(proc, NULL, NULL), -EBUSY);
+	luf_read_lock(self);
+	assert_int_equal(luf_thread_unregister(self), -EBUSY);
+	luf_read_unlock(self);
+	free(o);
+}
+
+/*
+ * Reader threads, each driven step by step: enter a section, leave it.
+ * Their handles are registered with the domain under test.
+ */
+struct reader {
+	pthread_t thread;
+	struct luf_thread *t;
+	sem_t go, done;
+	int cmd; /* 1: lock, 2: unlock, 3: unregister and exit */
+	int err;
+};
+
+/* Static: a failed check longjmps out of the test, the threads live on. */
+static struct reader readers[2];
+
+static void *reader_main(void *arg)
+{
+	struct reader *r = arg;
+
+	r->err = luf_thread_register(proc, &r->t);
+	sem_post(&r->done);
+	for (;;) {
+		sem_wait(&r->go);
+		if (r->cmd == 1)
+			luf_read_lock(r->t);
+		else if (r->cmd == 2)
+			luf_read_unlock(r->t);
+		else
+			break;
+		sem_post(&r->done);
+	}
+	r->err = luf_thread_unregister(r->t);
+	sem_post(&r->done);
+	return NULL;
+}
+
+static void reader_start(struct reader *r)
+{
+	sem_init(&r->go, 0, 0);
+	sem_init(&r->done, 0, 0);
+	assert_int_equal(pthread_create(&r->thread, NULL, reader_main, r), 0);
+	sem_wait(&r->done);
+	assert_int_equal(r->err, 0);
+}
+
+static void reader_do(struct reader *r, int cmd)
+{
+	r->cmd = cmd;
+	sem_post(&r->go);
+	sem_wait(&r->done);
+}
+
+static void reader_stop(struct reader *r)
+{
+	reader_do(r, 3);
+	pthread_join(r->thread, NULL);
+	assert_int_equal(r->err, 0);
+	sem_destroy(&r->go);
+	sem_destroy(&r->done);
+}
+
+/* Rule: an object is not handed back while a section open before its flush is. */
+static void reader_inside_holds_reuse(void **state)
+{
+	struct reader *r = &readers[0];
+	struct obj *o = new_obj();
+	struct luf_node *n;
+
+	(void)state;
+	reader_start(r);
+	reader_do(r, 1); /* may have loaded o's pointer */
+	assert_int_equal(luf_retire(self, &o->node), 0);
+	assert_int_equal(luf_reuse(self, &n), -EAGAIN);
+	assert_int_equal(luf_reuse(self, &n), -EAGAIN);
+	assert_int_equal(luf_thread_held(self), 1);
+	reader_do(r, 2);
+	assert_int_equal(luf_reuse(self, &n), 0);
+	assert_ptr_equal(n, &o->node);
+	reader_stop(r);
+	free(o);
+}
+
+/*
+ * Rule: an object found while a snapshot is pending waits for the next
+ * one. Reader 1's section is open at the snapshot taken for A; reader 2
+ * opens its section after that snapshot and may read B; B's reuse must
+ * wait for reader 2, not only for reader 1.
+ */
+static void later_objects_wait_for_a_later_snapshot(void **state)
+{
+	struct reader *r1 = &readers[0], *r2 = &readers[1];
+	struct obj *a = new_obj(), *b = new_obj();
+	struct luf_node *n;
+
+	(void)state;
+	reader_start(r1);
+	reader_start(r2);
+	reader_do(r1, 1);
+	assert_int_equal(luf_retire(self, &a->node), 0);
+	assert_int_equal(luf_reuse(self, &n), -EAGAIN); /* A waits for reader 1 */
+	reader_do(r2, 1);				/* reads B */
+	assert_int_equal(luf_retire(self, &b->node), 0);
+	assert_int_equal(luf_reuse(self, &n), -EAGAIN); /* B found, waits */
+	reader_do(r1, 2);
+	/* A, and only A: reader 2 may still read B. */
+	assert_int_equal(luf_reuse(self, &n), 0);
+	assert_ptr_not_equal(n, &b->node);
+	assert_ptr_equal(n, &a->node);
+	assert_int_equal(luf_reuse(self, &n), -EAGAIN);
+	reader_do(r2, 2);
+	assert_int_equal(luf_reuse(self, &n), 0);
+	assert_ptr_equal(n, &b->node);
+	reader_stop(r1);
+	reader_stop(r2);
+	free(a);
+	free(b);
+}
+
+/* A section that starts after the flush does not hold an object back for ever. */
+static void new_sections_do_not_starve(void **state)
+{
+	struct reader *r = &readers[0];
+	struct obj *o = new_obj();
+	struct luf_node *n;
+
+	(void)state;
+	reader_start(r);
+	reader_do(r, 1);
+	assert_int_equal(luf_retire(self, &o->node), 0);
+	assert_int_equal(luf_reuse(self, &n), -EAGAIN);
+	reader_do(r, 2);
+	reader_do(r, 1); /* a new section: cannot have loaded o */
+	assert_int_equal(luf_reuse(self, &n), 0);
+	assert_ptr_equal(n, &o->node);
+	reader_do(r, 2);
+	reader_stop(r);
+	free(o);
+}
+
+/* A thread that unregisters hands its objects to the others. */
+static void *retire_and_leave(void *arg)
+{
+	struct obj **o = arg;
+	struct luf_thread *t;
+
+	if (luf_thread_register(proc, &t))
+		return (void *)1;
+	for (int i = 0; i < 3; i++)
+		if (luf_retire(t, &o[i]->node))
+			return (void *)2;
+	return luf_thread_unregister(t) ? (void *)3 : NULL;
+}
+
+static void unregister_hands_over(void **state)
+{
+	struct obj *o[3] = {new_obj(), new_obj(), new_obj()};
+	struct luf_node *n;
+	pthread_t th;
+	void *ret;
+	int got = 0;
+
+	(void)state;
+	assert_int_equal(pthread_create(&th, NULL, retire_and_leave, o), 0);
+	pthread_join(th, &ret);
+	assert_null(ret);
+	while (luf_reuse(self, &n) == 0) {
+		struct obj *x = luf_node_entry(n, struct obj, node);
+
+		assert_true(x == o[0] || x == o[1] || x == o[2]);
+		got++;
+	}
+	assert_int_equal(got, 3);
+	for (int i = 0; i < 3; i++)
+		free(o[i]);
+}
+
+/* A failed flush loses nothing: the object comes back once a flush works. */
+static int fail_flushes;
+
+static long flaky_membarrier(int cmd, unsigned int flags, int cpu_id)
+{
+	if (cmd == 1 << 3 && __atomic_load_n(&fail_flushes, __ATOMIC_RELAXED)) {
+		errno = EIO;
+		return -1;
+	}
+	return syscall(__NR_membarrier, cmd, flags, cpu_id);
+}
+
+static void failed_flush_keeps_objects(void **state)
+{
+	struct luf_proc_config cfg = {.max_threads = 2, .membarrier = flaky_membarrier};
+	struct luf_proc *p;
+	struct luf_thread *t;
+	struct obj *o = new_obj();
+	struct luf_node *n;
+
+	(void)state;
+	assert_int_equal(luf_thread_unregister(self), 0);
+	assert_int_equal(luf_proc_create(&p, &cfg), 0);
+	assert_int_equal(luf_thread_register(p, &t), 0);
+	assert_int_equal(luf_retire(t, &o->node), 0);
+	__atomic_store_n(&fail_flushes, 1, __ATOMIC_RELAXED);
+	assert_int_equal(luf_reuse(t, &n), -EIO);
+	assert_int_equal(luf_thread_held(t), 1);
+	assert_int_equal(luf_thread_unregister(t), -EIO); /* its flush fails too */
+	__atomic_store_n(&fail_flushes, 0, __ATOMIC_RELAXED);
+	assert_int_equal(luf_reuse(t, &n), 0);
+	assert_ptr_equal(n, &o->node);
+	assert_int_equal(luf_thread_unregister(t), 0);
+	assert_int_equal(luf_proc_destroy(p, NULL, NULL), 0);
+	assert_int_equal(luf_thread_register(proc, &self), 0);
+	free(o);
+}
+
+/* Destroy hands every object still held to the release callback. */
+static void destroy_releases_everything(void **state)
+{
+	struct luf_proc *p;
+	struct luf_thread *t;
+
+	(void)state;
+	assert_int_equal(luf_thread_unregister(self), 0);
+	assert_int_equal(luf_proc_create(&p, NULL), 0);
+	assert_int_equal(luf_thread_register(p, &t), 0);
+	for (int i = 0; i < 100; i++)
+		assert_int_equal(luf_retire(t, &new_obj()->node), 0);
+	assert_int_equal(luf_thread_unregister(t), 0);
+	released = 0;
+	assert_int_equal(luf_proc_destroy(p, count_release, NULL), 0);
+	assert_int_equal(released, 100);
+	assert_int_equal(luf_proc_destroy(p, NULL, NULL), -EINVAL);
+	assert_int_equal(luf_thread_register(proc, &self), 0);
+}
+
+/* Set-up mistakes: each gets its own error. */
+static void setup_mistakes(void **state)
+{
+	struct luf_proc_config cfg = {0};
+	struct luf_proc *p = NULL;
+	size_t size;
+	char *mem;
+
+	(void)state;
+	assert_int_equal(luf_proc_create(NULL, NULL), -EINVAL);
+	cfg.flags = LUF_USER_NO_TRIAL;
+	assert_int_equal(luf_proc_create(&p, &cfg), -EINVAL);
+	cfg.flags = 0;
+	cfg.max_threads = LUF_PROC_MAX_THREADS + 1;
+	assert_int_equal(luf_proc_size(&cfg), 0);
+	assert_int_equal(luf_proc_create(&p, &cfg), -EINVAL);
+	cfg.max_threads = 2;
+	size = luf_proc_size(&cfg);
+	assert_true(size > 0 && size % LUF_CACHELINE == 0);
+	mem = aligned_alloc(LUF_CACHELINE, size + LUF_CACHELINE);
+	assert_non_null(mem);
+	cfg.mem = mem + 8;
+	cfg.mem_size = size;
+	assert_int_equal(luf_proc_create(&p, &cfg), -EINVAL); /* misaligned */
+	cfg.mem = mem;
+	cfg.mem_size = size - 1;
+	assert_int_equal(luf_proc_create(&p, &cfg), -ENOSPC); /* undersized */
+	cfg.mem = NULL;
+	assert_int_equal(luf_proc_create(&p, &cfg), -EINVAL); /* a size without a block */
+	assert_null(p);
+	cfg.mem = mem;
+	cfg.mem_size = size;
+	assert_int_equal(luf_proc_create(&p, &cfg), 0); /* the caller's block */
+	assert_int_equal(luf_proc_destroy(p, NULL, NULL), 0);
+	free(mem);
+	assert_int_equal(luf_thread_register(NULL, &self), -EINVAL);
+	assert_int_equal(luf_proc_destroy(NULL, NULL, NULL), -EINVAL);
+	assert_null(luf_proc_backend(NULL));
+	assert_null(luf_proc_luf(NULL));
+}
+
+/* More threads than max_threads: the id would be out of range. */
+static void *register_one(void *arg)
+{
+	struct luf_thread *t;
+	int ret = luf_thread_register(arg, &t);
+
+	if (!ret)
+		ret = luf_thread_unregister(t);
+	return (void *)(intptr_t)ret;
+}
+
+static void too_many_threads(void **state)
+{
+	struct luf_proc_config cfg = {.max_threads = 1};
+	struct luf_proc *p;
+	struct luf_thread *t;
+	pthread_t th;
+	void *ret;
+
+	(void)state;
+	assert_int_equal(luf_thread_unregister(self), 0);
+	assert_int_equal(luf_proc_create(&p, &cfg), 0);
+	assert_int_equal(luf_thread_register(p, &t), 0);
+	assert_int_equal(pthread_create(&th, NULL, register_one, p), 0);
+	pthread_join(th, &ret);
+	assert_int_equal((intptr_t)ret, -EUSERS);
+	assert_int_equal(luf_thread_unregister(t), 0);
+	assert_int_equal(pthread_create(&th, NULL, register_one, p), 0);
+	pthread_join(th, &ret);
+	assert_int_equal((intptr_t)ret, 0);
+	assert_int_equal(luf_proc_destroy(p, NULL, NULL), 0);
+	assert_int_equal(luf_thread_register(proc, &self), 0);
+}
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test_setup_teardown(retire_then_reuse, setup, teardown),
+	    cmocka_unit_test_setup_teardown(one_flush_per_batch, setup, teardown),
+	    cmocka_unit_test_setup_teardown(misuse, setup, teardown),
+	    cmocka_unit_test_setup_teardown(reader_inside_holds_reuse, setup, teardown),
+	    cmocka_unit_test_setup_teardown(later_objects_wait_for_a_later_snapshot, setup,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(new_sections_do_not_starve, setup, teardown),
+	    cmocka_unit_test_setup_teardown(unregister_hands_over, setup, teardown),
+	    cmocka_unit_test_setup_teardown(failed_flush_keeps_objects, setup, teardown),
+	    cmocka_unit_test_setup_teardown(destroy_releases_everything, setup, teardown),
+	    cmocka_unit_test_setup_teardown(setup_mistakes, setup, teardown),
+	    cmocka_unit_test_setup_teardown(too_many_threads, setup, teardown),
+	};
+
+	if (argc > 1)
+		cmocka_set_test_filter(argv[1]); /* one test, e.g. for a mutant */
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
