@@ -8,7 +8,7 @@
 set -euo pipefail
 
 base=(cmake make gcc pkg-config zlib1g-dev)
-tests=(liburcu-dev libck-dev doxygen gnuplot-nox clang libcmocka-dev libcriterion-dev libclang-rt-14-dev valgrind spin python3 linux-source-6.1)
+tests=(liburcu-dev libck-dev doxygen gnuplot-nox clang libcmocka-dev libcriterion-dev libclang-rt-14-dev valgrind spin python3 linux-source-6.1 abigail-tools)
 kernel=(linux-image-amd64 linux-headers-amd64 qemu-system-x86 busybox-static cpio libc6-dev
 	linux-source-6.1 xz-utils patch flex bison bc libelf-dev libssl-dev dwarves sparse python3
 	python3-ply python3-git)
