@@ -50,7 +50,8 @@ struct luf_thread {
 	unsigned long nr_wait;
 	struct luf_node *later; /* flushed, found while @wait's snapshot was pending */
 	unsigned long nr_later;
-	unsigned long *snap; /* each thread's reader counter at the snapshot, 0 if even */
+	unsigned long *snap;  /* each thread's reader counter at the snapshot, 0 if even */
+	unsigned long misses; /* luf_reuse() calls in a row that found nothing */
 };
 
 struct luf_proc {
@@ -445,22 +446,24 @@ static bool snapshot_passed(const struct luf_thread *t)
 	return true;
 }
 
-/* A flushed object some reader may still read: wait for a snapshot after its flush. */
-static void hold_back(struct luf_thread *t, struct luf_node *n)
+/*
+ * Flushed objects (@list, @nr of them) that some reader may still read:
+ * they wait for a snapshot taken after their flush.
+ */
+static void hold_back(struct luf_thread *t, struct luf_node *list, unsigned long nr)
 {
-	n->next = NODE_END;
 #if defined(LUF_MUTANT_PROC_SNAP_EARLY)
-	/* Mutant: joins a snapshot taken before this object's flush. */
+	/* Mutant: joins a snapshot taken before these objects' flush. */
 	if (t->wait) {
-		push(&t->wait, &t->nr_wait, n);
+		splice(&t->wait, &t->nr_wait, list, nr);
 		return;
 	}
 #endif
 	if (!t->wait) {
-		push(&t->wait, &t->nr_wait, n);
+		splice(&t->wait, &t->nr_wait, list, nr);
 		take_snapshot(t);
 	} else {
-		push(&t->later, &t->nr_later, n);
+		splice(&t->later, &t->nr_later, list, nr);
 	}
 }
 
@@ -504,48 +507,81 @@ static bool adopt(struct luf_thread *t)
 	return true;
 }
 
+/*
+ * Take every object of the free list, flushing first if they still owe it
+ * (luf_alloc() flushes once for the whole pend list): ready if no reader
+ * is inside a section now, else held back. Return: 1 if objects were
+ * taken, 0 if the list was empty, or the flush's error.
+ */
+static int take_flushed(struct luf_thread *t)
+{
+	struct luf_node *list = NULL;
+	unsigned long nr = 0;
+	unsigned int flags = LUF_ALLOC_MAY_FLUSH;
+	struct luf_folio *f;
+	int ret;
+
+	while (!(ret = luf_alloc(t->fl, t->pc, flags, &f))) {
+		push(&list, &nr, luf_node_entry(f, struct luf_node, folio));
+		flags = 0; /* the rest are clean now: never a second flush */
+	}
+	if (!list)
+		return ret == -ENOMEM ? 0 : ret;
+	if (!readers_inside(t->proc))
+		splice(&t->ready, &t->nr_ready, list, nr);
+	else
+		hold_back(t, list, nr);
+	return 1;
+}
+
 int luf_reuse(struct luf_thread *t, struct luf_node **out)
 {
-	struct luf_folio *f;
 	int ret;
 
 	if (!thread_ok(t) || !out)
 		return -EINVAL;
-	for (unsigned int tries = 0; tries < 4; tries++) {
-		if (!t->ready)
+	if (!t->ready)
+		advance(t);
+	if (!t->ready) {
+		ret = take_flushed(t);
+		/*
+		 * Nothing on the free list. A part batch is folded (and so
+		 * flushed for) only after a whole batch of calls found nothing,
+		 * and none waits for readers: otherwise a thread that reuses
+		 * what it just retired would flush on every call. Then what
+		 * unregistered threads left.
+		 */
+		if (!ret && t->open && !t->wait && t->misses >= t->proc->batch) {
+			ret = fold_open(t);
+			if (!ret)
+				ret = take_flushed(t);
+		}
+		if (!ret && adopt(t))
 			advance(t);
-		if (t->ready) {
-			*out = pop(&t->ready, &t->nr_ready);
-			return 0;
-		}
-		ret = luf_alloc(t->fl, t->pc, LUF_ALLOC_MAY_FLUSH, &f);
-		if (ret == -ENOMEM) {
-			if (t->open) {
-				ret = fold_open(t);
-				if (ret)
-					return ret;
-				continue;
-			}
-			if (adopt(t))
-				continue;
-			return -EAGAIN;
-		}
-		if (ret)
+		if (ret < 0)
 			return ret;
-		if (!readers_inside(t->proc)) {
-			*out = luf_node_entry(f, struct luf_node, folio);
-			(*out)->next = NULL;
-			return 0;
-		}
-		hold_back(t, luf_node_entry(f, struct luf_node, folio));
 	}
-	return -EAGAIN;
+	if (!t->ready) {
+		t->misses++;
+		return -EAGAIN;
+	}
+	t->misses = 0;
+	*out = pop(&t->ready, &t->nr_ready);
+	/*
+	 * Running low, with a batch pending and no grace period under way:
+	 * start the next one now (its flush, if still owed, and its
+	 * snapshot), so that it has passed when the ready list runs out.
+	 */
+	if (t->nr_ready < t->proc->batch / 2 && !t->wait && luf_freelist_nr_pend(t->fl))
+		take_flushed(t);
+	return 0;
 }
 
 unsigned long luf_thread_held(const struct luf_thread *t)
 {
 	if (!t || t->state != LUF_THREAD_LIVE)
 		return 0;
+
 	return t->nr_open + luf_freelist_nr_clean(t->fl) + luf_freelist_nr_pend(t->fl) +
 	       t->nr_ready + t->nr_wait + t->nr_later;
 }

@@ -37,7 +37,7 @@ static struct luf_thread *self;
 
 static int setup(void **state)
 {
-	struct luf_proc_config cfg = {.max_threads = 8, .batch = 4};
+	struct luf_proc_config cfg = {.max_threads = 8, .batch = 1};
 
 	(void)state;
 	assert_int_equal(luf_proc_create(&proc, &cfg), 0);
@@ -87,6 +87,48 @@ static void retire_then_reuse(void **state)
 	assert_int_equal(luf_thread_held(self), 0);
 	assert_int_equal(luf_reuse(self, &n), -EAGAIN);
 	free(o);
+}
+
+/*
+ * A part batch is folded (and flushed for) only after a batch of reuse
+ * calls found nothing: a thread reusing what it just retired does not
+ * flush on every call.
+ */
+static void part_batch_waits_for_misses(void **state)
+{
+	struct luf_proc_config cfg = {.max_threads = 2, .batch = 4};
+	struct obj *o = new_obj(), *x[4];
+	struct luf_proc *p;
+	struct luf_thread *t;
+	struct luf_node *n;
+	unsigned long calls;
+
+	(void)state;
+	assert_int_equal(luf_thread_unregister(self), 0);
+	assert_int_equal(luf_proc_create(&p, &cfg), 0);
+	assert_int_equal(luf_thread_register(p, &t), 0);
+	calls = luf_user_calls(luf_proc_backend(p));
+	assert_int_equal(luf_retire(t, &o->node), 0);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(luf_reuse(t, &n), -EAGAIN);
+	assert_int_equal(luf_user_calls(luf_proc_backend(p)), calls);
+	assert_int_equal(luf_reuse(t, &n), 0);
+	assert_ptr_equal(n, &o->node);
+	assert_int_equal(luf_user_calls(luf_proc_backend(p)), calls + 1);
+	/* A full batch folds at once. */
+	for (int i = 0; i < 4; i++) {
+		x[i] = new_obj();
+		assert_int_equal(luf_retire(t, &x[i]->node), 0);
+	}
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(luf_reuse(t, &n), 0);
+	assert_int_equal(luf_user_calls(luf_proc_backend(p)), calls + 2);
+	assert_int_equal(luf_thread_unregister(t), 0);
+	assert_int_equal(luf_proc_destroy(p, NULL, NULL), 0);
+	assert_int_equal(luf_thread_register(proc, &self), 0);
+	free(o);
+	for (int i = 0; i < 4; i++)
+		free(x[i]);
 }
 
 /* A batch of retirements costs one flush for all of them. */
@@ -325,7 +367,7 @@ static long flaky_membarrier(int cmd, unsigned int flags, int cpu_id)
 
 static void failed_flush_keeps_objects(void **state)
 {
-	struct luf_proc_config cfg = {.max_threads = 2, .membarrier = flaky_membarrier};
+	struct luf_proc_config cfg = {.max_threads = 2, .batch = 1, .membarrier = flaky_membarrier};
 	struct luf_proc *p;
 	struct luf_thread *t;
 	struct obj *o = new_obj();
@@ -365,7 +407,6 @@ static void destroy_releases_everything(void **state)
 	released = 0;
 	assert_int_equal(luf_proc_destroy(p, count_release, NULL), 0);
 	assert_int_equal(released, 100);
-	assert_int_equal(luf_proc_destroy(p, NULL, NULL), -EINVAL);
 	assert_int_equal(luf_thread_register(proc, &self), 0);
 }
 
@@ -403,6 +444,8 @@ static void setup_mistakes(void **state)
 	cfg.mem_size = size;
 	assert_int_equal(luf_proc_create(&p, &cfg), 0); /* the caller's block */
 	assert_int_equal(luf_proc_destroy(p, NULL, NULL), 0);
+	assert_int_equal(luf_proc_destroy(p, NULL, NULL), -EINVAL); /* destroyed twice */
+	assert_int_equal(luf_thread_register(p, &self), -EINVAL);
 	free(mem);
 	assert_int_equal(luf_thread_register(NULL, &self), -EINVAL);
 	assert_int_equal(luf_proc_destroy(NULL, NULL, NULL), -EINVAL);
@@ -449,6 +492,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(retire_then_reuse, setup, teardown),
 	    cmocka_unit_test_setup_teardown(one_flush_per_batch, setup, teardown),
+	    cmocka_unit_test_setup_teardown(part_batch_waits_for_misses, setup, teardown),
 	    cmocka_unit_test_setup_teardown(misuse, setup, teardown),
 	    cmocka_unit_test_setup_teardown(reader_inside_holds_reuse, setup, teardown),
 	    cmocka_unit_test_setup_teardown(later_objects_wait_for_a_later_snapshot, setup,

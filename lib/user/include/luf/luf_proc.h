@@ -86,7 +86,9 @@ LUF_BEGIN_DECLS
  *	refused
  * @batch: retirements folded into one pending set (0:
  *	%LUF_PROC_DEFAULT_BATCH); a retired object is reusable only after
- *	its batch is folded, which luf_reuse() does when it finds nothing else
+ *	its batch is folded: when it is full, or when luf_reuse() has found
+ *	nothing @batch times in a row. 1 folds every retirement (one flush
+ *	per reuse when a thread reuses what it has just retired)
  * @mem: NULL to let luf allocate (aligned_alloc()), or one block of
  *	luf_proc_size() bytes aligned to %LUF_CACHELINE that the caller
  *	owns until luf_proc_destroy() returns
@@ -229,8 +231,9 @@ int luf_thread_unregister(struct luf_thread *t);
  * luf_read_lock() - enter a read section
  * @t: the calling thread's handle
  *
- * One store of the thread's own reader line and a compiler barrier: no
- * fence, no atomic read-modify-write. Sections nest. See the reader
+ * One release store of the thread's own reader line (a plain store on
+ * x86-64) and a compiler barrier: no fence, no atomic read-modify-write.
+ * Sections nest. See the reader
  * rules R1-R3 at the top of this header.
  */
 static inline void luf_read_lock(struct luf_thread *t)
@@ -238,7 +241,12 @@ static inline void luf_read_lock(struct luf_thread *t)
 	struct luf_reader *r = (struct luf_reader *)(void *)t;
 
 	if (r->nest++ == 0) {
-		__luf_write_once(&r->ctr, r->ctr + 1);
+		/*
+		 * Release (a plain store on x86-64, stlr on arm64: no fence):
+		 * a reuser that reads this odd value is then ordered after the
+		 * thread's previous section too, not only after its unlock.
+		 */
+		__luf_store_release(&r->ctr, r->ctr + 1);
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	}
 }
@@ -281,13 +289,14 @@ int luf_retire(struct luf_thread *t, struct luf_node *n);
  * @t: the calling thread's handle
  * @out: where the object's node goes
  *
- * In order: an object whose readers are known gone; else one from the
- * thread's deferred free list (luf_alloc(): the clean list first, then
- * the pend list, flushing once for all of it only if no other flush since
- * the retirements covered it), checked against every reader's counter;
- * else objects other threads handed over when they unregistered. An
- * object some reader may still be reading is kept back until every
- * section open at the check has closed; the call then tries another.
+ * In order: an object whose readers are known gone; else the thread's
+ * whole deferred free list (luf_alloc(): one flush for all of it, and
+ * none if another flush since the retirements covered it), checked
+ * against every reader's counter at once; else, after @batch calls in a
+ * row found nothing, the thread's part batch, folded and flushed; else
+ * objects other threads handed over when they unregistered. Objects some
+ * reader may still be reading are kept back until every section open at
+ * the check has closed (a later call hands them out).
  *
  * Context: may flush (one membarrier(2) call) when a pend object still
  * owes it; otherwise no system call and no allocation. Never waits for a
