@@ -7,10 +7,16 @@
 
 int luf_domain_init(struct luf_domain *dom, struct luf *l)
 {
-	if (!dom || !__luf_live(l))
-		return -EINVAL;
+	if (!dom)
+		return __luf_fail(-EINVAL, __func__, "@dom is NULL");
+	if (!l)
+		return __luf_fail(-EINVAL, __func__, "@l is NULL");
+	if (!__luf_live(l))
+		return __luf_fail(-EINVAL, __func__,
+				  "@l is not a live struct luf: luf_init() it first");
 	if (__luf_domain_live(dom))
-		return -EBUSY;
+		return __luf_fail(-EBUSY, __func__,
+				  "@dom is live already: luf_domain_fini() it first");
 	dom->luf = l;
 	__luf_shared_init(&dom->set, l->nr_cpus);
 	dom->magic = __luf_magic(dom, __LUF_MAGIC_DOMAIN);
@@ -21,10 +27,14 @@ LUF_EXPORT(luf_domain_init);
 
 int luf_domain_fini(struct luf_domain *dom)
 {
+	if (!dom)
+		return __luf_fail(-EINVAL, __func__, "@dom is NULL");
 	if (!__luf_domain_live(dom))
-		return -EINVAL;
+		return __luf_fail(-EINVAL, __func__,
+				  "@dom is not live: not luf_domain_init()ed, or ended already");
 	if (luf_domain_pending(dom))
-		return -EBUSY;
+		return __luf_fail(-EBUSY, __func__,
+				  "@dom still owes a flush: luf_domain_settle() it first");
 	dom->magic = 0;
 	return 0;
 }

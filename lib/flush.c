@@ -14,17 +14,37 @@ int luf_init(struct luf *l, const struct luf_arch_ops *ops, void *arch,
 {
 	unsigned int nr;
 
-	if (!l || !ops || !ops->flush || !ops->nr_cpu_ids || !ops->this_cpu || !done || !stats)
-		return -EINVAL;
+	if (!l)
+		return __luf_fail(-EINVAL, __func__, "@l is NULL");
+	if (!ops)
+		return __luf_fail(-EINVAL, __func__, "@ops is NULL");
+	if (!ops->flush)
+		return __luf_fail(-EINVAL, __func__, "@ops->flush is NULL (required)");
+	if (!ops->nr_cpu_ids)
+		return __luf_fail(-EINVAL, __func__, "@ops->nr_cpu_ids is NULL (required)");
+	if (!ops->this_cpu)
+		return __luf_fail(-EINVAL, __func__, "@ops->this_cpu is NULL (required)");
+	if (!done)
+		return __luf_fail(-EINVAL, __func__, "@done is NULL");
+	if (!stats)
+		return __luf_fail(-EINVAL, __func__, "@stats is NULL");
 	/* Alignment first: a misaligned @l must not even be read as a struct luf. */
-	if (!__luf_cacheline_aligned(l) || !__luf_percpu_aligned(done) ||
-	    !__luf_percpu_aligned(stats))
-		return -EINVAL;
+	if (!__luf_cacheline_aligned(l))
+		return __luf_fail(-EINVAL, __func__, "@l is not aligned to " __LUF_CACHELINE_TEXT);
+	if (!__luf_percpu_aligned(done))
+		return __luf_fail(-EINVAL, __func__,
+				  "@done is not aligned to " __LUF_CACHELINE_TEXT);
+	if (!__luf_percpu_aligned(stats))
+		return __luf_fail(-EINVAL, __func__,
+				  "@stats is not aligned to " __LUF_CACHELINE_TEXT);
 	if (__luf_live(l))
-		return -EBUSY;
+		return __luf_fail(-EBUSY, __func__, "@l is live already: luf_fini() it first");
 	nr = ops->nr_cpu_ids(arch);
-	if (!nr || nr > LUF_MAX_CPUS)
-		return -EINVAL;
+	if (!nr)
+		return __luf_fail(-EINVAL, __func__, "@ops->nr_cpu_ids() returned 0");
+	if (nr > LUF_MAX_CPUS)
+		return __luf_fail(-EINVAL, __func__,
+				  "@ops->nr_cpu_ids() returned more than LUF_MAX_CPUS");
 	__luf_ugen_src_init(&l->ugen, start);
 	l->ops = ops;
 	l->arch = arch;
@@ -41,8 +61,11 @@ LUF_EXPORT(luf_init);
 
 int luf_fini(struct luf *l)
 {
+	if (!l)
+		return __luf_fail(-EINVAL, __func__, "@l is NULL");
 	if (!__luf_live(l))
-		return -EINVAL;
+		return __luf_fail(-EINVAL, __func__,
+				  "@l is not live: not luf_init()ed, or ended already");
 	l->magic = 0;
 	return 0;
 }

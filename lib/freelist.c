@@ -8,10 +8,22 @@
 int luf_freelist_init(struct luf_freelist *fl, struct luf *l, struct luf_keytab *kt,
 		      unsigned long reserve)
 {
-	if (!fl || !__luf_live(l) || !__luf_keytab_live(kt) || kt->luf != l)
-		return -EINVAL;
+	if (!fl)
+		return __luf_fail(-EINVAL, __func__, "@fl is NULL");
+	if (!l)
+		return __luf_fail(-EINVAL, __func__, "@l is NULL");
+	if (!__luf_live(l))
+		return __luf_fail(-EINVAL, __func__,
+				  "@l is not a live struct luf: luf_init() it first");
+	if (!kt)
+		return __luf_fail(-EINVAL, __func__, "@kt is NULL");
+	if (!__luf_keytab_live(kt))
+		return __luf_fail(-EINVAL, __func__, "@kt is not live: luf_keytab_init() it first");
+	if (kt->luf != l)
+		return __luf_fail(-EINVAL, __func__, "@kt belongs to another struct luf");
 	if (__luf_freelist_live(fl))
-		return -EBUSY;
+		return __luf_fail(-EBUSY, __func__,
+				  "@fl is live already: luf_freelist_fini() it first");
 	fl->luf = l;
 	fl->kt = kt;
 	fl->clean = NULL;
@@ -34,10 +46,17 @@ LUF_EXPORT(luf_freelist_init);
 
 int luf_freelist_fini(struct luf_freelist *fl)
 {
+	if (!fl)
+		return __luf_fail(-EINVAL, __func__, "@fl is NULL");
 	if (!__luf_freelist_live(fl))
-		return -EINVAL;
-	if (fl->nr_clean || fl->nr_pend)
-		return -EBUSY;
+		return __luf_fail(-EINVAL, __func__,
+				  "@fl is not live: not luf_freelist_init()ed, or ended already");
+	if (fl->nr_clean)
+		return __luf_fail(-EBUSY, __func__,
+				  "@fl still holds clean folios: luf_alloc() them first");
+	if (fl->nr_pend)
+		return __luf_fail(-EBUSY, __func__,
+				  "@fl still holds pend folios: luf_alloc() them first");
 	fl->magic = 0;
 	return 0;
 }

@@ -10,11 +10,26 @@ int luf_pcpu_init(struct luf_pcpu *pc, struct luf *l, struct luf_keytab *kt, uns
 {
 	char *p;
 
-	if (!pc || !__luf_live(l) || !__luf_keytab_live(kt) || kt->luf != l || cpu >= l->nr_cpus ||
-	    !threshold)
-		return -EINVAL;
+	if (!pc)
+		return __luf_fail(-EINVAL, __func__, "@pc is NULL");
+	if (!l)
+		return __luf_fail(-EINVAL, __func__, "@l is NULL");
+	if (!__luf_live(l))
+		return __luf_fail(-EINVAL, __func__,
+				  "@l is not a live struct luf: luf_init() it first");
+	if (!kt)
+		return __luf_fail(-EINVAL, __func__, "@kt is NULL");
+	if (!__luf_keytab_live(kt))
+		return __luf_fail(-EINVAL, __func__, "@kt is not live: luf_keytab_init() it first");
+	if (kt->luf != l)
+		return __luf_fail(-EINVAL, __func__, "@kt belongs to another struct luf");
+	if (cpu >= l->nr_cpus)
+		return __luf_fail(-EINVAL, __func__, "@cpu is not below @l's ops->nr_cpu_ids()");
+	if (!threshold)
+		return __luf_fail(-EINVAL, __func__, "@threshold is 0");
 	if (__luf_pcpu_live(pc))
-		return -EBUSY;
+		return __luf_fail(-EBUSY, __func__,
+				  "@pc is live already: luf_pcpu_fini() it first");
 	p = (char *)(pc + 1);
 	pc->luf = l;
 	pc->kt = kt;
@@ -34,10 +49,17 @@ LUF_EXPORT(luf_pcpu_init);
 
 int luf_pcpu_fini(struct luf_pcpu *pc)
 {
+	if (!pc)
+		return __luf_fail(-EINVAL, __func__, "@pc is NULL");
 	if (!__luf_pcpu_live(pc))
-		return -EINVAL;
-	if (!luf_batch_empty(pc->open) || pc->key)
-		return -EBUSY;
+		return __luf_fail(-EINVAL, __func__,
+				  "@pc is not live: not luf_pcpu_init()ed, or ended already");
+	if (!luf_batch_empty(pc->open))
+		return __luf_fail(-EBUSY, __func__,
+				  "@pc has open removals: luf_pcpu_fold() them first");
+	if (pc->key)
+		return __luf_fail(-EBUSY, __func__,
+				  "@pc holds a key luf_pcpu_fold() has not returned: fold first");
 	pc->magic = 0;
 	return 0;
 }

@@ -72,6 +72,8 @@ static inline bool __luf_domain_fits(const struct luf_domain *dom, const struct 
  *
  * Return: 0; -EINVAL (NULL, @l not live); -EBUSY if @dom is a live domain
  * already (luf_domain_fini() it). Nothing is written on error.
+ * Each failure names its check: luf_last_error() and the error hook in
+ * user space, a pr_warn line in a kernel (luf/error.h).
  */
 int luf_domain_init(struct luf_domain *dom, struct luf *l);
 
@@ -96,6 +98,8 @@ static inline bool luf_domain_pending(const struct luf_domain *dom)
  * Return: 0; -EINVAL if @dom is not live; -EBUSY if a flush is still owed
  * on it (luf_domain_settle() first: a stale entry of a dead address space
  * may still reach its folios).
+ * Each failure names its check: luf_last_error() and the error hook in
+ * user space, a pr_warn line in a kernel (luf/error.h).
  */
 int luf_domain_fini(struct luf_domain *dom);
 

@@ -109,6 +109,8 @@ static inline bool __luf_cacheline_aligned(const void *p)
  * count of 0 or above LUF_MAX_CPUS, or misaligned storage; -EBUSY if @l
  * is a live instance already (luf_fini() it first). Nothing is written
  * on error.
+ * Each failure names its check: luf_last_error() and the error hook in
+ * user space, a pr_warn line in a kernel (luf/error.h).
  */
 int luf_init(struct luf *l, const struct luf_arch_ops *ops, void *arch,
 	     struct luf_done_cpu __percpu *done, struct luf_stats_cpu __percpu *stats,
@@ -119,6 +121,8 @@ int luf_init(struct luf *l, const struct luf_arch_ops *ops, void *arch,
  * @l: a live instance whose bound objects were ended first
  *
  * Return: 0, or -EINVAL if @l is not a live instance.
+ * Each failure names its check: luf_last_error() and the error hook in
+ * user space, a pr_warn line in a kernel (luf/error.h).
  */
 int luf_fini(struct luf *l);
 

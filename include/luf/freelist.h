@@ -113,6 +113,8 @@ static inline bool __luf_freelist_fits(const struct luf_freelist *fl, const stru
  * Return: 0; -EINVAL for NULL, an instance or table that is not live, or
  * a table of another instance; -EBUSY if @fl is live already
  * (luf_freelist_fini() it). Nothing is written on error.
+ * Each failure names its check: luf_last_error() and the error hook in
+ * user space, a pr_warn line in a kernel (luf/error.h).
  */
 int luf_freelist_init(struct luf_freelist *fl, struct luf *l, struct luf_keytab *kt,
 		      unsigned long reserve);
@@ -123,6 +125,8 @@ int luf_freelist_init(struct luf_freelist *fl, struct luf *l, struct luf_keytab 
  *
  * Return: 0; -EINVAL if @fl is not live; -EBUSY if folios are still on it
  * (take them off with luf_alloc() first: they would be lost).
+ * Each failure names its check: luf_last_error() and the error hook in
+ * user space, a pr_warn line in a kernel (luf/error.h).
  */
 int luf_freelist_fini(struct luf_freelist *fl);
 

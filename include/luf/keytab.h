@@ -95,6 +95,8 @@ static inline struct luf_shared *__luf_keytab_entry(const struct luf_keytab *kt,
  * Return: 0; -EINVAL (NULL, misaligned, a count out of range, @l not
  * live); -EBUSY if @kt is a live table already (luf_keytab_fini() it).
  * Nothing is written on error.
+ * Each failure names its check: luf_last_error() and the error hook in
+ * user space, a pr_warn line in a kernel (luf/error.h).
  */
 int luf_keytab_init(struct luf_keytab *kt, struct luf *l, unsigned int nr_keys);
 
@@ -104,6 +106,8 @@ int luf_keytab_init(struct luf_keytab *kt, struct luf *l, unsigned int nr_keys);
  *
  * Sets still pending are forgotten.
  * Return: 0, or -EINVAL if @kt is not a live table.
+ * Each failure names its check: luf_last_error() and the error hook in
+ * user space, a pr_warn line in a kernel (luf/error.h).
  */
 int luf_keytab_fini(struct luf_keytab *kt);
 

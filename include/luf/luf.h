@@ -13,6 +13,9 @@
 
 #include "version.h"
 #include "platform.h"
+#if !defined(__KERNEL__)
+#include "error.h" /* user space: luf_last_error(); a kernel logs (platform/kernel.h) */
+#endif
 #include "ugen.h"
 #include "cpumask.h"
 #include "done.h"

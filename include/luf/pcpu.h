@@ -87,6 +87,8 @@ static inline bool __luf_pcpu_live(const struct luf_pcpu *pc)
  * table of another instance, a CPU id >= l->nr_cpus or a zero threshold;
  * -EBUSY if @pc is live already (luf_pcpu_fini() it). Nothing is written
  * on error.
+ * Each failure names its check: luf_last_error() and the error hook in
+ * user space, a pr_warn line in a kernel (luf/error.h).
  */
 int luf_pcpu_init(struct luf_pcpu *pc, struct luf *l, struct luf_keytab *kt, unsigned int cpu,
 		  unsigned int threshold);
@@ -98,6 +100,8 @@ int luf_pcpu_init(struct luf_pcpu *pc, struct luf *l, struct luf_keytab *kt, uns
  * Its storage may be reused afterwards.
  * Return: 0; -EINVAL if @pc is not live; -EBUSY if removals are still
  * open on it (luf_pcpu_fold() them first, or they would be lost).
+ * Each failure names its check: luf_last_error() and the error hook in
+ * user space, a pr_warn line in a kernel (luf/error.h).
  */
 int luf_pcpu_fini(struct luf_pcpu *pc);
 

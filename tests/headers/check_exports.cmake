@@ -5,7 +5,9 @@
 # Every symbol LIB defines and exports must be API: a function or object
 # declared (not static inline) in one of HEADERS. With EXACT, every such
 # declaration must also be defined by LIB. Internal helpers are static, or
-# static inline with a __luf_ name, so they never show up here.
+# static inline with a __luf_ name, so they never show up here; the one
+# internal function a library exports, __luf_fail() (luf/error.h: backends
+# in other libraries report through it), is declared like the API.
 cmake_minimum_required(VERSION 3.20)
 
 set(api "")
@@ -15,7 +17,7 @@ foreach(h ${HEADERS})
     # A declaration starts in column 0 with a type, not "static", "#", "typedef" or a comment.
     if(line MATCHES "^(extern |const |struct |enum |unsigned |int |long |void |bool |size_t )"
        AND NOT line MATCHES "^static" AND NOT line MATCHES "^struct [a-z_]+;$"
-       AND line MATCHES "[ *](luf_[a-z0-9_]+)( *\\(|;)")
+       AND line MATCHES "[ *]((__)?luf_[a-z0-9_]+)( *\\(|;)")
       list(APPEND api ${CMAKE_MATCH_1})
     endif()
   endforeach()

@@ -10,6 +10,7 @@
 #include <luf/luf_user.h>
 #endif
 #include <cstdio>
+#include <cstring>
 
 namespace {
 
@@ -60,6 +61,10 @@ int main()
 	unsigned long mm_cpus[1] = { 0x6 }; /* CPUs 1 and 2 ran the mm */
 	unsigned short key = 0;
 
+	if (luf_init(nullptr, &ops, nullptr, nullptr, nullptr, 0) != -EINVAL ||
+	    !std::strstr(luf_last_error(), "luf_init: @l is NULL"))
+		return 1;
+	luf_clear_error();
 	if (luf_init(l, &ops, nullptr, static_cast<struct luf_done_cpu *>(alloc(luf_done_size(4))),
 		     static_cast<struct luf_stats_cpu *>(alloc(luf_stats_size(4))), 0) ||
 	    luf_keytab_init(kt, l, 256) || luf_pcpu_init(pc, l, kt, 0, 64) ||

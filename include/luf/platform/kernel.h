@@ -27,7 +27,10 @@
  * the same CPU would spin for ever. luf holds it for a few word operations
  * and never nests two, so one lockdep class serves them all.
  *
- * Reports. LUF_DEBUG misuse reports go to pr_warn(). The slow paths are
+ * Reports. A failed set-up or tear-down check (an init or fini function
+ * refusing its arguments) logs one ratelimited warning naming the
+ * function and the check before it returns the errno (__luf_fail()).
+ * LUF_DEBUG misuse reports go to pr_warn(). The slow paths are
  * exported to KUnit tests only (EXPORT_SYMBOL_IF_KUNIT()), and not at all
  * from a module's own copy; built-in callers need no export.
  */
@@ -62,6 +65,7 @@
 #define LUF_BITS_PER_LONG BITS_PER_LONG
 #define LUF_CACHELINE SMP_CACHE_BYTES
 #define LUF_CACHE_ALIGNED __aligned(SMP_CACHE_BYTES)
+#define __LUF_CACHELINE_TEXT "SMP_CACHE_BYTES"
 
 /* Brackets of C++ linkage in the user-space shim: nothing in the kernel. */
 #define LUF_BEGIN_DECLS
@@ -224,6 +228,19 @@ static inline unsigned int __luf_ffs(unsigned long w)
 #else
 #define LUF_EXPORT EXPORT_SYMBOL_IF_KUNIT
 #endif
+
+/*
+ * A set-up or tear-down check failed: log which one and return @err.
+ * @fn is the caller's __func__, @what names the parameter and the rule
+ * ("@kt belongs to another struct luf"). Only init and fini functions
+ * call it, never a fast path; ratelimited, as a caller may retry in a
+ * loop. (User space keeps the line per thread for luf_last_error().)
+ */
+static inline int __luf_fail(int err, const char *fn, const char *what)
+{
+	pr_warn_ratelimited("luf: %s: %s\n", fn, what);
+	return err;
+}
 
 #if defined(LUF_DEBUG)
 static inline void __luf_platform_report(const char *what, const void *obj, const char *file,

@@ -62,6 +62,8 @@
 #define LUF_BITS_PER_LONG (__SIZEOF_LONG__ * 8u)
 /* Bytes in a cache line: the alignment and padding unit of per-CPU data. */
 #define LUF_CACHELINE 64
+/* The alignment rule as set-up failures name it (luf/error.h). */
+#define __LUF_CACHELINE_TEXT "LUF_CACHELINE (64 bytes)"
 /* Start a member or variable on its own cache line. */
 #define LUF_CACHE_ALIGNED __attribute__((aligned(LUF_CACHELINE)))
 /* Marks per-CPU storage (the kernel's own annotation); an array indexed by CPU id here. */

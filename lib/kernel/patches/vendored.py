@@ -3,8 +3,9 @@
 """The core files that the series' first patch vendors into a kernel tree.
 
 Patch 0001 of the series adds luf's core to the tree: include/luf/ (every
-header but platform/user.h) and lib/luf/<concept>.c (the repository's
-lib/<concept>.c). They must stay byte-identical to the repository's.
+header but the user-space platform/user.h and error.h) and
+lib/luf/<concept>.c (the repository's lib/<concept>.c). They must stay
+byte-identical to the repository's.
 
 Usage: vendored.py   exit 1 and name every file that differs or is missing
                     on either side (ctest kernel.series); after a change to
@@ -17,7 +18,8 @@ import sys
 
 HERE = pathlib.Path(__file__).resolve().parent
 REPO = HERE.parents[2]
-NOT_VENDORED = {"include/luf/platform/user.h"}
+# User space only: the platform shim, and the error record (a kernel logs instead).
+NOT_VENDORED = {"include/luf/platform/user.h", "include/luf/error.h"}
 
 
 def repo_files():

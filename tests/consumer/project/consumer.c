@@ -76,6 +76,10 @@ int main(void)
 	if (!l || !kt || !pc || !fl || !done || !stats)
 		return 2;
 	memset(&page.lf, 0, sizeof(page.lf));
+	/* A set-up failure names its check (luf/error.h). */
+	if (luf_init(l, NULL, NULL, done, stats, 0) != -EINVAL ||
+	    strcmp(luf_last_error(), "luf_init: @ops is NULL (-EINVAL)") != 0)
+		return 9;
 	if (luf_init(l, &ops, NULL, done, stats, 0) || luf_keytab_init(kt, l, NR_KEYS) ||
 	    luf_pcpu_init(pc, l, kt, 0, LUF_PCPU_DEFAULT_THRESHOLD) ||
 	    luf_freelist_init(fl, l, kt, 0))
