@@ -76,12 +76,7 @@ static _Thread_local struct luf_thread *luf_self;
 
 static int proc_fail(int err, const char *fn, const char *what)
 {
-#if defined(LUF_ERROR_H)
 	return __luf_fail(err, fn, what);
-#else
-	(void)fn, (void)what;
-	return err;
-#endif
 }
 
 static size_t lines(size_t bytes)

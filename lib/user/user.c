@@ -86,20 +86,26 @@ static int luf_user_kernel_cpus(unsigned int *nr)
 /* Argument checks shared by every open: nothing is written on failure. */
 static int luf_user_check_open(const struct luf_user *u, const struct luf_user_config *cfg)
 {
+	static const char fn[] = "luf_user_*_open";
+
 	if (!u)
-		return -EINVAL;
+		return __luf_fail(-EINVAL, fn, "@u is NULL");
 	if (u->state == LUF_USER_OPEN)
-		return -EBUSY;
+		return __luf_fail(-EBUSY, fn, "@u is open already: luf_user_close() it first");
 	if (u->state != 0 && u->state != LUF_USER_CLOSED)
-		return -EINVAL; /* not zeroed: storage garbage or a foreign struct */
+		return __luf_fail(-EINVAL, fn,
+				  "@u is neither zeroed nor closed (garbage storage, or not a "
+				  "struct luf_user)");
 	if (!cfg)
 		return 0;
 	if (cfg->flags & ~LUF_USER_FLAGS_ALL)
-		return -EINVAL;
+		return __luf_fail(-EINVAL, fn, "@cfg->flags has bits outside LUF_USER_FLAGS_ALL");
 	if (cfg->nr_ids > LUF_MAX_CPUS)
-		return -EINVAL;
+		return __luf_fail(-EINVAL, fn, "@cfg->nr_ids is above LUF_MAX_CPUS");
 	if (cfg->rseq_max_cpus && (cfg->nr_ids || (cfg->flags & LUF_USER_SYNC_CORE)))
-		return -EINVAL;
+		return __luf_fail(-EINVAL, fn,
+				  "@cfg->rseq_max_cpus needs kernel CPU ids (nr_ids 0) and no "
+				  "LUF_USER_SYNC_CORE");
 	return 0;
 }
 
@@ -157,12 +163,21 @@ static int luf_user_open_one(struct luf_user *u, const struct luf_user_config *c
 
 int luf_user_membarrier_open(struct luf_user *u, const struct luf_user_config *cfg)
 {
-	return luf_user_open_one(u, cfg, LUF_USER_MEMBARRIER);
+	int ret = luf_user_open_one(u, cfg, LUF_USER_MEMBARRIER);
+
+	/* A bad argument was reported by the check; a refusal says why in u->why. */
+	if (ret && u && u->mb_err == ret)
+		__luf_fail(ret, __func__, u->why);
+	return ret;
 }
 
 int luf_user_mprotect_open(struct luf_user *u, const struct luf_user_config *cfg)
 {
-	return luf_user_open_one(u, cfg, LUF_USER_MPROTECT);
+	int ret = luf_user_open_one(u, cfg, LUF_USER_MPROTECT);
+
+	if (ret && u && u->mp_err == ret)
+		__luf_fail(ret, __func__, u->why);
+	return ret;
 }
 
 int luf_user_backend_open(struct luf_user *u, const struct luf_user_config *cfg)
@@ -190,15 +205,16 @@ int luf_user_backend_open(struct luf_user *u, const struct luf_user_config *cfg)
 	u->mp_err = ret;
 	name = __luf_user_errname(mb_err, buf, sizeof(buf));
 	__luf_user_set_why(u, "no sound backend (%s): %.*s; %.*s", name, 110, mb_why, 110, mp_why);
-	return mb_err;
+	return __luf_fail(mb_err, __func__, u->why);
 }
 
 int luf_user_close(struct luf_user *u)
 {
 	if (!u)
-		return -EINVAL;
+		return __luf_fail(-EINVAL, __func__, "@u is NULL");
 	if (u->state != LUF_USER_OPEN)
-		return -EBADF;
+		return __luf_fail(-EBADF, __func__,
+				  "@u is not open (closed twice, or never opened)");
 	if (u->kind == LUF_USER_MPROTECT)
 		__luf_user_mprotect_teardown(u);
 	u->state = LUF_USER_CLOSED;
@@ -248,8 +264,16 @@ unsigned int luf_user_this_cpu(const struct luf_user *u)
 
 int luf_user_set_thread_id(const struct luf_user *u, unsigned int id)
 {
-	if (!u || u->state != LUF_USER_OPEN || !u->thread_ids || id >= u->nr_cpus)
-		return -EINVAL;
+	if (!u || u->state != LUF_USER_OPEN)
+		return __luf_fail(-EINVAL, __func__, "@u is not an open backend");
+	if (!u->thread_ids)
+		return __luf_fail(-EINVAL, __func__,
+				  "@u was opened without caller ids (struct luf_user_config.nr_ids "
+				  "0): ids come from sched_getcpu()");
+	if (id >= u->nr_cpus)
+		return __luf_fail(-EINVAL, __func__,
+				  "@id is not below luf_user_nr_cpu_ids(@u): the thread would pass "
+				  "for another CPU");
 	luf_user_tid = id;
 	return 0;
 }

@@ -19,6 +19,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,6 +27,15 @@
 #include <errno.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+/* @call fails with @err and luf_last_error() names the check: @fn and @what. */
+#define assert_fails(call, err, fn, what)                           \
+	do {                                                        \
+		luf_clear_error();                                  \
+		assert_int_equal((call), (err));                    \
+		assert_non_null(strstr(luf_last_error(), fn ": ")); \
+		assert_non_null(strstr(luf_last_error(), what));    \
+	} while (0)
 
 struct obj {
 	unsigned long value;
@@ -419,13 +429,14 @@ static void setup_mistakes(void **state)
 	char *mem;
 
 	(void)state;
-	assert_int_equal(luf_proc_create(NULL, NULL), -EINVAL);
+	assert_fails(luf_proc_create(NULL, NULL), -EINVAL, "luf_proc_create", "@out is NULL");
 	cfg.flags = LUF_USER_NO_TRIAL;
-	assert_int_equal(luf_proc_create(&p, &cfg), -EINVAL);
+	assert_fails(luf_proc_create(&p, &cfg), -EINVAL, "luf_proc_create", "cfg->flags");
 	cfg.flags = 0;
 	cfg.max_threads = LUF_PROC_MAX_THREADS + 1;
 	assert_int_equal(luf_proc_size(&cfg), 0);
-	assert_int_equal(luf_proc_create(&p, &cfg), -EINVAL);
+	assert_fails(luf_proc_create(&p, &cfg), -EINVAL, "luf_proc_create",
+		     "cfg->max_threads is above LUF_PROC_MAX_THREADS");
 	cfg.max_threads = 2;
 	size = luf_proc_size(&cfg);
 	assert_true(size > 0 && size % LUF_CACHELINE == 0);
@@ -433,32 +444,52 @@ static void setup_mistakes(void **state)
 	assert_non_null(mem);
 	cfg.mem = mem + 8;
 	cfg.mem_size = size;
-	assert_int_equal(luf_proc_create(&p, &cfg), -EINVAL); /* misaligned */
+	assert_fails(luf_proc_create(&p, &cfg), -EINVAL, "luf_proc_create",
+		     "cfg->mem is not aligned to LUF_CACHELINE");
 	cfg.mem = mem;
 	cfg.mem_size = size - 1;
-	assert_int_equal(luf_proc_create(&p, &cfg), -ENOSPC); /* undersized */
+	assert_fails(luf_proc_create(&p, &cfg), -ENOSPC, "luf_proc_create",
+		     "cfg->mem_size is below luf_proc_size(cfg)");
 	cfg.mem = NULL;
-	assert_int_equal(luf_proc_create(&p, &cfg), -EINVAL); /* a size without a block */
+	assert_fails(luf_proc_create(&p, &cfg), -EINVAL, "luf_proc_create",
+		     "cfg->mem_size is set but cfg->mem is NULL");
 	assert_null(p);
 	cfg.mem = mem;
 	cfg.mem_size = size;
 	assert_int_equal(luf_proc_create(&p, &cfg), 0); /* the caller's block */
 	assert_int_equal(luf_proc_destroy(p, NULL, NULL), 0);
-	assert_int_equal(luf_proc_destroy(p, NULL, NULL), -EINVAL); /* destroyed twice */
-	assert_int_equal(luf_thread_register(p, &self), -EINVAL);
+	/* Wrong order: a destroyed domain. */
+	assert_fails(luf_proc_destroy(p, NULL, NULL), -EINVAL, "luf_proc_destroy",
+		     "@p is not a live domain");
+	assert_fails(luf_thread_register(p, &self), -EINVAL, "luf_thread_register",
+		     "@p is not a live domain");
 	free(mem);
-	assert_int_equal(luf_thread_register(NULL, &self), -EINVAL);
-	assert_int_equal(luf_proc_destroy(NULL, NULL, NULL), -EINVAL);
+	assert_fails(luf_thread_register(NULL, &self), -EINVAL, "luf_thread_register",
+		     "@p is not a live domain");
+	assert_fails(luf_proc_destroy(NULL, NULL, NULL), -EINVAL, "luf_proc_destroy",
+		     "@p is not a live domain");
+	/* Wrong order: registered twice, torn down with a thread registered. */
+	assert_fails(luf_thread_register(proc, &self), -EBUSY, "luf_thread_register",
+		     "registered already");
+	assert_fails(luf_proc_destroy(proc, NULL, NULL), -EBUSY, "luf_proc_destroy",
+		     "a thread is still registered");
+	luf_read_lock(self);
+	assert_fails(luf_thread_unregister(self), -EBUSY, "luf_thread_unregister",
+		     "inside a read section");
+	luf_read_unlock(self);
 	assert_null(luf_proc_backend(NULL));
 	assert_null(luf_proc_luf(NULL));
 }
 
 /* More threads than max_threads: the id would be out of range. */
+static char register_error[256]; /* the registering thread's luf_last_error() */
+
 static void *register_one(void *arg)
 {
 	struct luf_thread *t;
 	int ret = luf_thread_register(arg, &t);
 
+	snprintf(register_error, sizeof(register_error), "%s", luf_last_error());
 	if (!ret)
 		ret = luf_thread_unregister(t);
 	return (void *)(intptr_t)ret;
@@ -479,6 +510,8 @@ static void too_many_threads(void **state)
 	assert_int_equal(pthread_create(&th, NULL, register_one, p), 0);
 	pthread_join(th, &ret);
 	assert_int_equal((intptr_t)ret, -EUSERS);
+	assert_non_null(strstr(register_error, "luf_thread_register: "));
+	assert_non_null(strstr(register_error, "the thread id would be out of range"));
 	assert_int_equal(luf_thread_unregister(t), 0);
 	assert_int_equal(pthread_create(&th, NULL, register_one, p), 0);
 	pthread_join(th, &ret);

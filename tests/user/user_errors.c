@@ -158,7 +158,9 @@ static void test_flush_error_keeps_pending(void **state)
 	assert_true(l && done && stats && b);
 	assert_int_equal(luf_init(l, &luf_user_ops, &u, done, stats, 0), 0);
 	assert_int_equal(luf_batch_init(b, nr), 0);
+	luf_clear_error();
 	assert_int_equal(luf_user_set_thread_id(&u, 4), -EINVAL); /* beyond the 4 ids */
+	assert_non_null(strstr(luf_last_error(), "luf_user_set_thread_id: @id is not below"));
 	assert_int_equal(luf_user_set_thread_id(NULL, 2), -EINVAL);
 	assert_int_equal(luf_user_set_thread_id(&u, 2), 0);
 	assert_int_equal(luf_user_ops.this_cpu(&u), 2);
