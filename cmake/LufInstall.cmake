@@ -48,7 +48,8 @@ if(TARGET luf_user)
 endif()
 
 install(DIRECTORY include/luf DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT devel
-        FILES_MATCHING PATTERN "*.h" PATTERN "kernel.h" EXCLUDE)
+        FILES_MATCHING PATTERN "*.h" PATTERN "kernel.h" EXCLUDE
+        PATTERN "mutant.h" EXCLUDE) # test-only rule switches, if a branch has them
 if(LUF_HAVE_USER)
   install(FILES lib/user/include/luf/luf_user.h lib/user/include/luf/luf_proc.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/luf
           COMPONENT devel)
