@@ -27,15 +27,15 @@
 #include <string.h>
 
 /* [entry] */
-#define SLOTS 16       /* the shared table */
-#define POOL_OBJS 64   /* the pool: every entry the program will ever have */
-#define WORDS 8        /* an entry's payload */
+#define SLOTS 16     /* the shared table */
+#define POOL_OBJS 64 /* the pool: every entry the program will ever have */
+#define WORDS 8	     /* an entry's payload */
 
 struct entry {
-	unsigned long slot;           /* where it is published */
-	unsigned long stamp;          /* which update wrote it */
+	unsigned long slot;	      /* where it is published */
+	unsigned long stamp;	      /* which update wrote it */
 	unsigned long payload[WORDS]; /* every word == stamp */
-	struct luf_node node;         /* luf's, from the first retirement on */
+	struct luf_node node;	      /* luf's, from the first retirement on */
 };
 
 static struct luf_proc *proc;
@@ -182,8 +182,8 @@ int main(int argc, char **argv)
 	}
 	/* [create] */
 	struct luf_proc_config cfg = {
-		.max_threads = 1 + nr_readers, /* the updater and the readers */
-		.batch = 8,                    /* fold every 8 retirements */
+	    .max_threads = 1 + nr_readers, /* the updater and the readers */
+	    .batch = 8,			   /* fold every 8 retirements */
 	};
 
 	err = luf_proc_create(&proc, &cfg);
@@ -242,7 +242,8 @@ int main(int argc, char **argv)
 
 	printf("pool: %lu updates, %lu fresh entries, %lu reused, %lu waits for readers\n", updates,
 	       fresh, reused, waits);
-	printf("pool: %lu reads, %lu of a reused entry\n", atomic_load(&reads), atomic_load(&bad_reads));
+	printf("pool: %lu reads, %lu of a reused entry\n", atomic_load(&reads),
+	       atomic_load(&bad_reads));
 	printf("pool: %lu of %lu entries came back at destroy\n", released, fresh);
 	if (atomic_load(&bad_reads) || released != fresh || fresh > POOL_OBJS || ret)
 		ret = 1;
