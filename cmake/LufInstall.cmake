@@ -6,7 +6,7 @@
 # luf_user if built).
 #
 #   <prefix>/include/luf/*.h, luf/platform/*.h      the headers
-#   <prefix>/include/luf/luf_user.h                 lib/user's header (Linux)
+#   <prefix>/include/luf/luf_user.h, luf_proc.h     lib/user's headers (Linux)
 #   <libdir>/libluf.so.<ver>, libluf.so.<soversion>, libluf.so, libluf.a
 #   <libdir>/libluf_user.a                          lib/user's backends (Linux)
 #   <libdir>/cmake/luf/lufConfig.cmake ...          find_package(luf CONFIG):
@@ -15,6 +15,9 @@
 #       luf::user     membarrier/mprotect backends (if built; link with one of the above)
 #   <libdir>/pkgconfig/luf.pc                       -I<prefix>/include, -lluf
 #   <libdir>/pkgconfig/luf-user.pc                  the backends (if built)
+#   <docdir>/README.md, DESIGN.md, LICENSE, CHANGELOG.md, README-user.md (lib/user's)
+#   <docdir>/html/                                  the API reference (if built: docs/)
+#   <mandir>/man3/luf_proc.3, luf_<function>.3      man pages of <luf/luf_proc.h> (docs/)
 #
 # Every package puts <prefix>/include alone on the include path: consumers
 # write #include <luf/luf.h>, <luf/luf_user.h>.
@@ -45,7 +48,8 @@ if(TARGET luf_user)
 endif()
 
 install(DIRECTORY include/luf DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT devel
-        FILES_MATCHING PATTERN "*.h" PATTERN "kernel.h" EXCLUDE)
+        FILES_MATCHING PATTERN "*.h" PATTERN "kernel.h" EXCLUDE
+        PATTERN "mutant.h" EXCLUDE) # test-only rule switches, if a branch has them
 if(LUF_HAVE_USER)
   install(FILES lib/user/include/luf/luf_user.h lib/user/include/luf/luf_proc.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/luf
           COMPONENT devel)
@@ -114,6 +118,11 @@ install(CODE "
 " COMPONENT devel)
 
 install(FILES LICENSE README.md docs/DESIGN.md DESTINATION ${CMAKE_INSTALL_DOCDIR} COMPONENT devel)
+# lib/user's README (the backends, the user-space contract) next to it.
+if(LUF_HAVE_USER)
+  install(FILES lib/user/README.md DESTINATION ${CMAKE_INSTALL_DOCDIR} RENAME README-user.md
+          COMPONENT devel)
+endif()
 if(EXISTS ${PROJECT_SOURCE_DIR}/CHANGELOG.md)
   install(FILES CHANGELOG.md DESTINATION ${CMAKE_INSTALL_DOCDIR} COMPONENT devel)
 endif()

@@ -6,6 +6,7 @@ input line), so Doxygen's warnings point at the real header line.
 
 Usage: kdoc2dox.py <header>      (Doxygen appends the file name)
        kdoc2dox.py --strict <header>
+       kdoc2dox.py --md <page.md>  (a Markdown page: see md_text())
 
 What it does, comment by comment, outside function bodies only:
 
@@ -19,7 +20,13 @@ What it does, comment by comment, outside function bodies only:
        "@name" in text         -> "\\p name"
        "%CONST" / "&struct x"  -> "\\c CONST" / "struct x"
        a paragraph of lines indented deeper than its comment
-                               -> "\\verbatim" block (diagrams, tables)
+                               -> "\\verbatim" block (diagrams, tables);
+                                  its lines lose the " * " prefix, which
+                                  Doxygen would print inside the block
+       "R1. text", "U2. text" (a numbered rule, a letter and a number)
+                               -> a list item "- <b>R1.</b> text"; the
+                                  next line of the comment's own indent
+                                  starts a new paragraph, ending the list
   /*   plain block directly above a declaration (no blank line between):
        the same, as a Doxygen block. Without --strict only: kernel-doc
        proper reads only "/**" blocks, but luf documents its one-line
@@ -32,7 +39,11 @@ What it does, comment by comment, outside function bodies only:
   /**  kernel-doc block of a struct, union or enum: each "@member: text"
        is also appended, as a "/**<" comment, to the line that declares
        that member or enumerator (kernel-doc documents members in the
-       block above; Doxygen wants them beside each member).
+       block above; Doxygen wants them beside each member), and the
+       "@member:" lines leave the block's own text (blank lines there), so
+       the summary is the head line alone.
+  /* clang-format off */ and /* clang-format on */ are transparent: a
+       comment above one of them documents the declaration after it.
 
 Everything else (SPDX lines, comments inside function bodies, text of
 code) passes through unchanged.
@@ -51,6 +62,10 @@ PARAM_DEF = re.compile(r"(?:^\s*|(?<=[.;]\s))@(%s|\.\.\.)((?:\s*,\s*@(?:%s))*)\s
                        % (IDENT, IDENT))
 PARAM_REF = re.compile(r"(?<![\w\\])@(%s)" % IDENT)
 RETURN = re.compile(r"(?<![\w\\])Returns?:(?=\s|$)")
+# "R1. text": a numbered rule (luf_proc.h's reader and updater rules)
+RULE = re.compile(r"^([A-Z][0-9]+)\.\s+(.*)$")
+# A formatter directive, not documentation.
+CLANG_FORMAT = re.compile(r"^/\*\s*clang-format\s+(?:on|off)\s*\*/$")
 
 
 def scan(text):
@@ -102,15 +117,31 @@ def inline_markup(s):
     return s
 
 
-def convert(body, is_function, first):
+def convert(body, is_function, first, members=False):
     """Convert the text of one documentation block (between the opening
-    marker and the closing */), keeping its number of lines."""
+    marker and the closing */), keeping its number of lines. members: the
+    block documents a struct, union or enum whose "@member:" lines
+    annotate_members() has put beside the members: leave them out here."""
     lines = comment_lines(body)
+    if members:
+        # A member's description: its "@name:" line and the lines that
+        # continue it (as member_docs() reads them).
+        cur = False
+        for pl in lines:
+            t = pl[1].strip()
+            if MEMBER_DEF.match(" * " + t):
+                cur = True
+            elif not (cur and t and not re.match(r"^[A-Z][a-z]+:", t)):
+                cur = False
+            if cur:
+                pl[1] = ""
     # Where the text starts: a line's indentation relative to the block.
     texts = [t for _, t in lines if t.strip()]
     base = min((len(t) - len(t.lstrip()) for t in texts), default=0)
     out = []
     in_verb = False
+    verb_indent = 0
+    in_rules = False
     prev_blank = True
     seen_head = False
     for pre, t in lines:
@@ -123,10 +154,28 @@ def convert(body, is_function, first):
         if not in_verb and not blank and indent > base + 1 and prev_blank and seen_head:
             out.append([pre, "\\verbatim " + t])
             in_verb = True
+            verb_indent = indent
             prev_blank = False
             continue
         if in_verb:
-            out.append([pre, t])
+            # Doxygen keeps a " * " prefix inside \verbatim: blank it out
+            # (Doxygen then strips the prefix's width of spaces), and line
+            # the text up with the block's first line, whose leading
+            # spaces Doxygen drops.
+            cut = min(verb_indent, indent)
+            out.append([re.sub(r"\S", " ", pre), t[cut:]])
+            continue
+        rule = RULE.match(stripped) if seen_head and indent <= base + 1 else None
+        if blank:
+            in_rules = False
+        elif in_rules and not rule and indent <= base + 1:
+            # The line after a list of rules starts a new paragraph.
+            pre = pre + "<p>"
+            in_rules = False
+        if rule:
+            out.append([pre, "- <b>%s.</b> " % rule.group(1) + inline_markup(rule.group(2))])
+            in_rules = True
+            prev_blank = False
             continue
         if not seen_head and not blank:
             seen_head = True
@@ -240,6 +289,11 @@ def annotate_members(text):
     return "".join(out)
 
 
+def agg_follows(after):
+    """Does a struct, union or enum definition start on the next line?"""
+    return re.match(r"[ \t]*\n[ \t]*(?:struct|union|enum)\s+%s\s*\{" % IDENT, after) is not None
+
+
 def filter_text(text, strict=False):
     if not strict:
         text = annotate_members(text)
@@ -264,6 +318,17 @@ def filter_text(text, strict=False):
             out.append(seg)
             continue
         after = text[b:pieces[k + 1][2]] if k + 1 < len(pieces) and pieces[k + 1][0] == "code" else ""
+        if CLANG_FORMAT.match(seg):
+            out.append(seg)
+            continue
+        # Look through clang-format directives on their own lines.
+        j = k + 2
+        while (after.strip() == "" and after.count("\n") == 1 and j + 1 < len(pieces)
+               and pieces[j][0] == "comment" and CLANG_FORMAT.match(text[pieces[j][1]:pieces[j][2]])
+               and pieces[j + 1][0] == "code"):
+            nxt = text[pieces[j + 1][1]:pieces[j + 1][2]]
+            after = after.rstrip(" \t") + (nxt[1:] if nxt.startswith("\n") else nxt)
+            j += 2
         line_start = text.rfind("\n", 0, a) + 1
         trailing = text[line_start:a].strip() != ""
         doc = seg.startswith("/**") and not seg.startswith("/**/")
@@ -279,21 +344,33 @@ def filter_text(text, strict=False):
             if seg.startswith("/**<"):
                 out.append(seg)
             else:
-                out.append("/**" + convert(seg[start:-2], is_fn, False) + "*/")
+                members = doc and not strict and agg_follows(after)
+                out.append("/**" + convert(seg[start:-2], is_fn, False, members) + "*/")
         else:
             out.append(seg)
     return "".join(out)
 
 
+def md_text(text):
+    """A Markdown page: Doxygen takes a page's title (and its {#label})
+    from a heading on the first line only, and luf's pages start with
+    their SPDX comment: swap the two lines (the line count stays)."""
+    lines = text.split("\n")
+    if len(lines) > 1 and re.match(r"^<!--.*-->\s*$", lines[0]) and lines[1].startswith("# "):
+        lines[0], lines[1] = lines[1], lines[0]
+    return "\n".join(lines)
+
+
 def main(argv):
     strict = "--strict" in argv
-    files = [x for x in argv[1:] if x != "--strict"]
+    md = "--md" in argv
+    files = [x for x in argv[1:] if x not in ("--strict", "--md")]
     if len(files) != 1:
-        sys.stderr.write("usage: kdoc2dox.py [--strict] <header>\n")
+        sys.stderr.write("usage: kdoc2dox.py [--strict | --md] <file>\n")
         return 2
     with open(files[0], encoding="utf-8") as f:
         text = f.read()
-    sys.stdout.write(filter_text(text, strict))
+    sys.stdout.write(md_text(text) if md else filter_text(text, strict))
     return 0
 
 

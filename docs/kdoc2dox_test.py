@@ -50,6 +50,21 @@ struct x_k {
 
 /* a comment on nothing */
 
+/*
+ * The rules:
+ *  R1. one rule
+ *      that goes on
+ *  R2. another
+ * and after them.
+ */
+int x_rules(void);
+
+/* The object around @ptr. */
+/* clang-format off */
+#define x_entry(ptr) \\
+	((char *)(ptr))
+/* clang-format on */
+
 #if 1
 #endif
 """
@@ -58,7 +73,7 @@ EXPECT = [
     "/** \\file",
     " * \\brief a sample header.",
     " * \\verbatim   a      b",
-    " *   c -> d \\endverbatim",
+    "   c -> d \\endverbatim",
     "#define X_ONE 1 /**< one */",
     "/** Bytes for \\p n CPUs. */",
     "\t/* inside a body: untouched */",
@@ -70,7 +85,16 @@ EXPECT = [
     "\tunsigned long n; /**< the count, which goes on */",
     "\t\t  int b); /**< a hook */",
     "/* a comment on nothing */",
+    " * - <b>R1.</b> one rule",
+    " *      that goes on",
+    " * - <b>R2.</b> another",
+    " * <p>and after them.",
+    "/** The object around \\p ptr. */",
+    "/* clang-format off */",
 ]
+# Never in the output: a member's "@name:" line stays in the struct's own
+# text (it is beside the member already), a " * " inside \\verbatim.
+NEVER = [" * \\c n: the count, which", " *   c -> d \\endverbatim"]
 
 
 def main():
@@ -84,6 +108,14 @@ def main():
         if want not in lines:
             print("missing: %r" % want)
             bad += 1
+    for never in NEVER:
+        if never in lines:
+            print("unexpected: %r" % never)
+            bad += 1
+    page = kdoc2dox.md_text("<!-- SPDX-License-Identifier: MIT -->\n# Title {#t}\n\ntext\n")
+    if page != "# Title {#t}\n<!-- SPDX-License-Identifier: MIT -->\n\ntext\n":
+        print("--md did not put the title first: %r" % page)
+        bad += 1
     strict = kdoc2dox.filter_text(SAMPLE, strict=True)
     if "/** Bytes for" in strict or "/**< one" in strict:
         print("--strict promoted a plain comment")
