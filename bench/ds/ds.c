@@ -12,12 +12,13 @@
  *                 (default)
  *   --threads     worker threads, a comma-separated list (default 1,2)
  *   --update-pct  percent of operations that update, a list (default 1,10,50)
- *   --seconds     each run's length (default 1); --ops N: each run does N
+ *   --seconds     each run's length (default 0.6); --ops N: each run does N
  *                 operations over all threads instead
  *   --keys        the key range, prefilled to half (default 4096; 1024
  *                 buckets)
  *   --runs        repetitions; each runs every configuration and scheme
- *                 once, in turn (default 3); the table gives medians
+ *                 once, in turn, starting with another scheme each time
+ *                 (default 5); the table gives medians
  *   --hold        one found key in DS_HOLD_EVERY sleeps US microseconds
  *                 inside its read section, then checks the node again
  *                 (a check, not a benchmark: default 0)
@@ -63,7 +64,7 @@ static struct {
 	double seconds;
 	unsigned long ops;
 	int smoke;
-} opt = {NULL, NULL, {1, 2}, 2, {1, 10, 50}, 3, 3, 1.0, 0, 0};
+} opt = {NULL, NULL, {1, 2}, 2, {1, 10, 50}, 3, 5, 0.6, 0, 0};
 
 static atomic_ulong membarriers, futexes;
 static atomic_int go, release_threads;
@@ -384,7 +385,10 @@ int main(int argc, char **argv)
 			for (unsigned int pi = 0; pi < opt.npct; pi++) {
 				struct result r[NS] = {0};
 
-				for (int s = 0; s < NS; s++) {
+				/* Each repetition starts with another scheme: no fixed order. */
+				for (int i = 0; i < NS; i++) {
+					int s = (int)((i + k) % NS);
+
 					if (opt.scheme && strcmp(opt.scheme, schemes[s]->name))
 						continue;
 					r[s] = run_one(schemes[s], opt.threads[ti], opt.pct[pi]);
@@ -451,7 +455,7 @@ int main(int argc, char **argv)
 				cell(m[M_VIOL], opt.runs, "%.0f", 0);
 				printf("\n");
 				if (data)
-					fprintf(data, "%u %u %s %.0f %.0f %.0f %.2f %.2f\n",
+					fprintf(data, "%u %u %s %.0f %.0f %.0f %.2f %.3f\n",
 						opt.threads[ti], opt.pct[pi], schemes[s]->name,
 						median(m[M_OPS], opt.runs, &lo, &hi),
 						median(m[M_READS], opt.runs, &lo, &hi),
