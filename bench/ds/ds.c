@@ -2,8 +2,9 @@
 /*
  * luf-ds: a read-mostly concurrent hash map (ds.h) under luf's high-level
  * API, liburcu (memb, call_rcu), ck_epoch and membarrier-per-retire: total
- * ops/s, reads/s, the peak of what the deferred lists hold, and
- * membarrier(2) calls per 1000 updates.
+ * ops/s (and per CPU-second of the whole process, which the other jobs
+ * of a shared machine do not skew), reads/s, the peak of what the
+ * deferred lists hold, and membarrier(2) calls per 1000 updates.
  *
  * Usage: luf-ds [--scheme NAME|all] [--threads LIST] [--update-pct LIST]
  *               [--seconds S | --ops N] [--keys N] [--runs N] [--hold US]
@@ -95,12 +96,17 @@ long syscall(long nr, ...)
 	return real(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 }
 
-double ds_now(void)
+static double clock_s(clockid_t id)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(id, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+double ds_now(void)
+{
+	return clock_s(CLOCK_MONOTONIC);
 }
 
 struct ds_node *ds_node_new(struct ds_thr *t)
@@ -153,7 +159,7 @@ static void *thread_main(void *arg)
 }
 
 struct result {
-	double ops, reads, peak, peak_kib, mb, futex, mallocs, violations;
+	double ops, cpu_ops, reads, peak, peak_kib, mb, futex, mallocs, violations;
 	int failed;
 };
 
@@ -163,7 +169,7 @@ static struct result run_one(const struct ds_scheme *s, unsigned int T, unsigned
 	pthread_t th[DS_MAX_THREADS];
 	unsigned long mb0, fx0, mb, fx, ops = 0, reads = 0, updates = 0, mallocs = 0, peak = 0;
 	struct result r = {0};
-	double t0, end = 0;
+	double t0, cpu0, cpu, end = 0;
 
 	cur = s;
 	ds_threads = T;
@@ -205,6 +211,7 @@ static struct result run_one(const struct ds_scheme *s, unsigned int T, unsigned
 		usleep(500);
 	mb0 = atomic_load(&membarriers);
 	fx0 = atomic_load(&futexes);
+	cpu0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
 	t0 = ds_now();
 	atomic_store(&go, 1);
 	if (!opt.ops) {
@@ -217,6 +224,7 @@ static struct result run_one(const struct ds_scheme *s, unsigned int T, unsigned
 	}
 	while (atomic_load(&done) < T)
 		usleep(200);
+	cpu = clock_s(CLOCK_PROCESS_CPUTIME_ID) - cpu0;
 	mb = atomic_load(&membarriers) - mb0;
 	fx = atomic_load(&futexes) - fx0;
 	atomic_store(&release_threads, 1);
@@ -239,6 +247,7 @@ static struct result run_one(const struct ds_scheme *s, unsigned int T, unsigned
 	}
 	r.failed |= ops == 0;
 	r.ops = (double)ops / (end - t0);
+	r.cpu_ops = (double)ops / (cpu > 0 ? cpu : 1e-9);
 	r.reads = (double)reads / (end - t0);
 	r.peak = (double)peak;
 	r.peak_kib = (double)peak * sizeof(struct ds_node) / 1024.0;
@@ -364,7 +373,7 @@ static int parse(int argc, char **argv)
 	return 0;
 }
 
-enum { M_OPS, M_READS, M_PEAK, M_KIB, M_MB, M_FUTEX, M_MALLOC, M_RATIO, M_VIOL, NMET };
+enum { M_OPS, M_CPU, M_READS, M_PEAK, M_KIB, M_MB, M_FUTEX, M_MALLOC, M_RATIO, M_VIOL, NMET };
 
 int main(int argc, char **argv)
 {
@@ -403,6 +412,7 @@ int main(int argc, char **argv)
 				}
 				for (int s = 0; s < NS; s++) {
 					double x[NMET] = {r[s].ops,
+							  r[s].cpu_ops,
 							  r[s].reads,
 							  r[s].peak,
 							  r[s].peak_kib,
@@ -422,10 +432,11 @@ int main(int argc, char **argv)
 	       "--luf-max-threads %u%s -->\n",
 	       opt.seconds, opt.ops, ds_keys, opt.runs, ds_hold_us, ds_luf_max_threads,
 	       opt.smoke ? " --smoke (a check, not a benchmark)" : "");
-	printf("| threads | updates | scheme | ops/s | reads/s | peak held in deferred lists: "
+	printf("| threads | updates | scheme | ops/s | ops per CPU-second | reads/s | peak held in "
+	       "deferred lists: "
 	       "objects | (KiB) | membarriers / 1000 updates | futex / 1000 updates | malloc / "
 	       "1000 updates | luf ops/s ÷ this | violations |\n");
-	printf("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+	printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
 	for (unsigned int ti = 0; ti < opt.nthreads; ti++)
 		for (unsigned int pi = 0; pi < opt.npct; pi++)
 			for (int s = 0; s < NS; s++) {
@@ -442,6 +453,7 @@ int main(int argc, char **argv)
 				printf("| %u | %u%% | %s |", opt.threads[ti], opt.pct[pi],
 				       schemes[s]->name);
 				cell(m[M_OPS], opt.runs, "%.0f", 1);
+				cell(m[M_CPU], opt.runs, "%.0f", 0);
 				cell(m[M_READS], opt.runs, "%.0f", 0);
 				cell(m[M_PEAK], opt.runs, "%.0f", 1);
 				cell(m[M_KIB], opt.runs, "%.1f", 0);
@@ -455,13 +467,14 @@ int main(int argc, char **argv)
 				cell(m[M_VIOL], opt.runs, "%.0f", 0);
 				printf("\n");
 				if (data)
-					fprintf(data, "%u %u %s %.0f %.0f %.0f %.2f %.3f\n",
+					fprintf(data, "%u %u %s %.0f %.0f %.0f %.2f %.3f %.0f\n",
 						opt.threads[ti], opt.pct[pi], schemes[s]->name,
 						median(m[M_OPS], opt.runs, &lo, &hi),
 						median(m[M_READS], opt.runs, &lo, &hi),
 						median(m[M_PEAK], opt.runs, &lo, &hi),
 						median(m[M_MB], opt.runs, &lo, &hi),
-						median(m[M_RATIO], opt.runs, &lo, &hi));
+						median(m[M_RATIO], opt.runs, &lo, &hi),
+						median(m[M_CPU], opt.runs, &lo, &hi));
 			}
 	if (data)
 		fclose(data);
