@@ -453,7 +453,7 @@ int main(int argc, char **argv)
 				printf("| %u | %u%% | %s |", opt.threads[ti], opt.pct[pi],
 				       schemes[s]->name);
 				cell(m[M_OPS], opt.runs, "%.0f", 1);
-				cell(m[M_CPU], opt.runs, "%.0f", 0);
+				cell(m[M_CPU], opt.runs, "%.0f", 1);
 				cell(m[M_READS], opt.runs, "%.0f", 0);
 				cell(m[M_PEAK], opt.runs, "%.0f", 1);
 				cell(m[M_KIB], opt.runs, "%.1f", 0);
