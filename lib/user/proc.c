@@ -35,6 +35,12 @@
 /* The end of a node list: every node luf holds has a non-NULL next. */
 #define NODE_END ((struct luf_node *)(uintptr_t)1)
 
+/* A list of nodes: LIFO at the head (hot first), spliced in O(1). */
+struct node_list {
+	struct luf_node *head, *tail;
+	unsigned long nr;
+};
+
 struct luf_thread {
 	LUF_CACHE_ALIGNED struct luf_reader rd; /* first: luf_read_lock() casts */
 	LUF_CACHE_ALIGNED unsigned int state;	/* LUF_THREAD_FREE or _LIVE */
@@ -42,16 +48,12 @@ struct luf_thread {
 	struct luf_proc *proc;
 	struct luf_pcpu *pc;
 	struct luf_freelist *fl;
-	struct luf_node *open; /* retired, batch not folded yet */
-	unsigned long nr_open;
-	struct luf_node *ready; /* flushed, readers gone */
-	unsigned long nr_ready;
-	struct luf_node *wait; /* flushed, waiting for the snapshot in @snap */
-	unsigned long nr_wait;
-	struct luf_node *later; /* flushed, found while @wait's snapshot was pending */
-	unsigned long nr_later;
-	unsigned long *snap;  /* each thread's reader counter at the snapshot, 0 if even */
-	unsigned long misses; /* luf_reuse() calls in a row that found nothing */
+	struct node_list open;	/* retired, batch not folded yet */
+	struct node_list ready; /* flushed, readers gone */
+	struct node_list wait;	/* flushed, waiting for the snapshot in @snap */
+	struct node_list later; /* flushed, found while @wait's snapshot was pending */
+	unsigned long *snap;	/* each thread's reader counter at the snapshot, 0 if even */
+	unsigned long misses;	/* luf_reuse() calls in a row that found nothing */
 };
 
 struct luf_proc {
@@ -67,8 +69,9 @@ struct luf_proc {
 	bool own_mem;
 	pthread_mutex_t lock; /* registration and the orphans */
 	unsigned int nr_registered;
-	struct luf_node *orphans; /* handed over by unregistered threads: flushed */
-	unsigned long nr_orphans; /* written under @lock, read without it */
+	unsigned int hi;	  /* ids below it were ever registered: the ones to scan */
+	struct node_list orphans; /* handed over by unregistered threads: flushed */
+	unsigned long nr_orphans; /* orphans.nr, written under @lock, read without it */
 };
 
 /* The calling thread's handle, if it is registered. */
@@ -139,36 +142,38 @@ static bool thread_ok(const struct luf_thread *t)
 	return t && t == luf_self && t->state == LUF_THREAD_LIVE;
 }
 
-static void push(struct luf_node **list, unsigned long *nr, struct luf_node *n)
+static void push(struct node_list *l, struct luf_node *n)
 {
-	n->next = *list ? *list : NODE_END;
-	*list = n;
-	(*nr)++;
+	n->next = l->head ? l->head : NODE_END;
+	if (!l->head)
+		l->tail = n;
+	l->head = n;
+	l->nr++;
 }
 
-static struct luf_node *pop(struct luf_node **list, unsigned long *nr)
+static struct luf_node *pop(struct node_list *l)
 {
-	struct luf_node *n = *list;
+	struct luf_node *n = l->head;
 
-	*list = n->next == NODE_END ? NULL : n->next;
-	(*nr)--;
+	l->head = n->next == NODE_END ? NULL : n->next;
+	if (!l->head)
+		l->tail = NULL;
+	l->nr--;
 	n->next = NULL;
 	return n;
 }
 
-/* Append @src (@nr nodes) to @dst. */
-static void splice(struct luf_node **dst, unsigned long *nr_dst, struct luf_node *src,
-		   unsigned long nr)
+/* Put @src in front of @dst and empty @src. */
+static void splice(struct node_list *dst, struct node_list *src)
 {
-	struct luf_node *tail = src;
-
-	if (!src)
+	if (!src->head)
 		return;
-	while (tail->next != NODE_END)
-		tail = tail->next;
-	tail->next = *dst ? *dst : NODE_END;
-	*dst = src;
-	*nr_dst += nr;
+	src->tail->next = dst->head ? dst->head : NODE_END;
+	if (!dst->head)
+		dst->tail = src->tail;
+	dst->head = src->head;
+	dst->nr += src->nr;
+	*src = (struct node_list){0};
 }
 
 int luf_proc_create(struct luf_proc **out, const struct luf_proc_config *cfg)
@@ -276,8 +281,8 @@ int luf_proc_destroy(struct luf_proc *p, void (*release)(struct luf_node *n, voi
 	}
 	p->magic = 0;
 	pthread_mutex_unlock(&p->lock);
-	while (p->orphans) {
-		struct luf_node *n = pop(&p->orphans, &p->nr_orphans);
+	while (p->orphans.head) {
+		struct luf_node *n = pop(&p->orphans);
 
 		if (release)
 			release(n, arg);
@@ -323,6 +328,8 @@ int luf_thread_register(struct luf_proc *p, struct luf_thread **out)
 	}
 	t->state = LUF_THREAD_LIVE;
 	p->nr_registered++;
+	if (t->id >= p->hi)
+		__atomic_store_n(&p->hi, t->id + 1, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&p->lock);
 	luf_self = t;
 	*out = t;
@@ -332,27 +339,26 @@ int luf_thread_register(struct luf_proc *p, struct luf_thread **out)
 /* Fold the open batch and free its objects under the batch's key. */
 static int fold_open(struct luf_thread *t)
 {
-	unsigned short key;
+	unsigned short key = 0;
 	int ret;
 
-	if (!t->open)
+	if (!t->open.head)
 		return 0;
 	ret = luf_pcpu_fold(t->pc, &key);
-	while (!ret && t->open) {
-		struct luf_node *n = pop(&t->open, &t->nr_open);
+	while (!ret && t->open.head) {
+		struct luf_node *n = pop(&t->open);
 
 		n->next = NODE_END; /* held by luf: a second luf_retire() is refused */
 		ret = luf_free(t->fl, t->pc, &n->folio, key);
 		if (ret)
-			push(&t->open, &t->nr_open, n);
+			push(&t->open, n);
 	}
 	return ret;
 }
 
 int luf_thread_unregister(struct luf_thread *t)
 {
-	struct luf_node *list = NULL;
-	unsigned long nr = 0;
+	struct node_list list = {0};
 	struct luf_folio *f;
 	struct luf_proc *p;
 	int ret;
@@ -371,14 +377,13 @@ int luf_thread_unregister(struct luf_thread *t)
 	if (ret)
 		return ret;
 	while (!luf_alloc(t->fl, t->pc, 0, &f))
-		push(&list, &nr, luf_node_entry(f, struct luf_node, folio));
-	splice(&list, &nr, t->ready, t->nr_ready);
-	splice(&list, &nr, t->wait, t->nr_wait);
-	splice(&list, &nr, t->later, t->nr_later);
-	t->ready = t->wait = t->later = NULL;
-	t->nr_ready = t->nr_wait = t->nr_later = 0;
+		push(&list, luf_node_entry(f, struct luf_node, folio));
+	splice(&list, &t->ready);
+	splice(&list, &t->wait);
+	splice(&list, &t->later);
 	pthread_mutex_lock(&p->lock);
-	splice(&p->orphans, &p->nr_orphans, list, nr);
+	splice(&p->orphans, &list);
+	__atomic_store_n(&p->nr_orphans, p->orphans.nr, __ATOMIC_RELAXED);
 	t->state = LUF_THREAD_FREE;
 	p->nr_registered--;
 	pthread_mutex_unlock(&p->lock);
@@ -397,8 +402,8 @@ int luf_retire(struct luf_thread *t, struct luf_node *n)
 	ret = luf_unmap(t->pc, NULL, t->proc->all, LUF_PTE_ACCESSIBLE);
 	if (ret)
 		return ret;
-	push(&t->open, &t->nr_open, n);
-	if (t->nr_open >= t->proc->batch)
+	push(&t->open, n);
+	if (t->open.nr >= t->proc->batch)
 		return fold_open(t);
 	return 0;
 }
@@ -410,7 +415,9 @@ static bool readers_inside(const struct luf_proc *p)
 	/* Mutant: hands objects back while sections may still read them. */
 	return false;
 #endif
-	for (unsigned int i = 0; i < p->max_threads; i++)
+	unsigned int hi = __atomic_load_n(&p->hi, __ATOMIC_ACQUIRE);
+
+	for (unsigned int i = 0; i < hi; i++)
 		if (__luf_load_acquire(&p->threads[i].rd.ctr) & 1)
 			return true;
 	return false;
@@ -419,9 +426,10 @@ static bool readers_inside(const struct luf_proc *p)
 static void take_snapshot(struct luf_thread *t)
 {
 	const struct luf_proc *p = t->proc;
+	unsigned int hi = __atomic_load_n(&p->hi, __ATOMIC_ACQUIRE);
 
 	for (unsigned int i = 0; i < p->max_threads; i++) {
-		unsigned long c = __luf_load_acquire(&p->threads[i].rd.ctr);
+		unsigned long c = i < hi ? __luf_load_acquire(&p->threads[i].rd.ctr) : 0;
 
 		t->snap[i] = (c & 1) ? c : 0;
 	}
@@ -435,44 +443,43 @@ static bool snapshot_passed(const struct luf_thread *t)
 #if defined(LUF_MUTANT_PROC_NO_READERS)
 	return true;
 #endif
-	for (unsigned int i = 0; i < p->max_threads; i++)
+	unsigned int hi = __atomic_load_n(&p->hi, __ATOMIC_ACQUIRE);
+
+	for (unsigned int i = 0; i < hi; i++)
 		if (t->snap[i] && __luf_load_acquire(&p->threads[i].rd.ctr) == t->snap[i])
 			return false;
 	return true;
 }
 
 /*
- * Flushed objects (@list, @nr of them) that some reader may still read:
- * they wait for a snapshot taken after their flush.
+ * Flushed objects (@list) that some reader may still read: they wait for
+ * a snapshot taken after their flush.
  */
-static void hold_back(struct luf_thread *t, struct luf_node *list, unsigned long nr)
+static void hold_back(struct luf_thread *t, struct node_list *list)
 {
 #if defined(LUF_MUTANT_PROC_SNAP_EARLY)
 	/* Mutant: joins a snapshot taken before these objects' flush. */
-	if (t->wait) {
-		splice(&t->wait, &t->nr_wait, list, nr);
+	if (t->wait.head) {
+		splice(&t->wait, list);
 		return;
 	}
 #endif
-	if (!t->wait) {
-		splice(&t->wait, &t->nr_wait, list, nr);
+	if (!t->wait.head) {
+		splice(&t->wait, list);
 		take_snapshot(t);
 	} else {
-		splice(&t->later, &t->nr_later, list, nr);
+		splice(&t->later, list);
 	}
 }
 
 /* Move @wait to @ready if its snapshot passed, and start the next generation. */
 static void advance(struct luf_thread *t)
 {
-	if (!t->wait || !snapshot_passed(t))
+	if (!t->wait.head || !snapshot_passed(t))
 		return;
-	splice(&t->ready, &t->nr_ready, t->wait, t->nr_wait);
-	t->wait = t->later;
-	t->nr_wait = t->nr_later;
-	t->later = NULL;
-	t->nr_later = 0;
-	if (t->wait)
+	splice(&t->ready, &t->wait);
+	splice(&t->wait, &t->later);
+	if (t->wait.head)
 		take_snapshot(t);
 }
 
@@ -480,25 +487,18 @@ static void advance(struct luf_thread *t)
 static bool adopt(struct luf_thread *t)
 {
 	struct luf_proc *p = t->proc;
-	struct luf_node *list;
-	unsigned long nr;
+	struct node_list list;
 
 	if (!__atomic_load_n(&p->nr_orphans, __ATOMIC_RELAXED))
 		return false;
 	pthread_mutex_lock(&p->lock);
 	list = p->orphans;
-	nr = p->nr_orphans;
-	p->orphans = NULL;
+	p->orphans = (struct node_list){0};
 	__atomic_store_n(&p->nr_orphans, 0, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&p->lock);
-	if (!list)
+	if (!list.head)
 		return false;
-	if (t->wait) {
-		splice(&t->later, &t->nr_later, list, nr);
-	} else {
-		splice(&t->wait, &t->nr_wait, list, nr);
-		take_snapshot(t);
-	}
+	hold_back(t, &list);
 	return true;
 }
 
@@ -510,23 +510,27 @@ static bool adopt(struct luf_thread *t)
  */
 static int take_flushed(struct luf_thread *t)
 {
-	struct luf_node *list = NULL;
-	unsigned long nr = 0;
+	struct node_list list = {0};
 	unsigned int flags = LUF_ALLOC_MAY_FLUSH;
 	struct luf_folio *f;
 	int ret;
 
 	while (!(ret = luf_alloc(t->fl, t->pc, flags, &f))) {
-		push(&list, &nr, luf_node_entry(f, struct luf_node, folio));
+		push(&list, luf_node_entry(f, struct luf_node, folio));
 		flags = 0; /* the rest are clean now: never a second flush */
 	}
-	if (!list)
+	if (!list.head)
 		return ret == -ENOMEM ? 0 : ret;
 	if (!readers_inside(t->proc))
-		splice(&t->ready, &t->nr_ready, list, nr);
+		splice(&t->ready, &list);
 	else
-		hold_back(t, list, nr);
+		hold_back(t, &list);
 	return 1;
+}
+
+static unsigned long on_free_list(const struct luf_thread *t)
+{
+	return luf_freelist_nr_clean(t->fl) + luf_freelist_nr_pend(t->fl);
 }
 
 int luf_reuse(struct luf_thread *t, struct luf_node **out)
@@ -535,9 +539,9 @@ int luf_reuse(struct luf_thread *t, struct luf_node **out)
 
 	if (!thread_ok(t) || !out)
 		return -EINVAL;
-	if (!t->ready)
+	if (!t->ready.head)
 		advance(t);
-	if (!t->ready) {
+	if (!t->ready.head) {
 		ret = take_flushed(t);
 		/*
 		 * Nothing on the free list. A part batch is folded (and so
@@ -546,7 +550,7 @@ int luf_reuse(struct luf_thread *t, struct luf_node **out)
 		 * what it just retired would flush on every call. Then what
 		 * unregistered threads left.
 		 */
-		if (!ret && t->open && !t->wait && t->misses >= t->proc->batch) {
+		if (!ret && t->open.head && !t->wait.head && t->misses >= t->proc->batch) {
 			ret = fold_open(t);
 			if (!ret)
 				ret = take_flushed(t);
@@ -556,18 +560,18 @@ int luf_reuse(struct luf_thread *t, struct luf_node **out)
 		if (ret < 0)
 			return ret;
 	}
-	if (!t->ready) {
+	if (!t->ready.head) {
 		t->misses++;
 		return -EAGAIN;
 	}
 	t->misses = 0;
-	*out = pop(&t->ready, &t->nr_ready);
+	*out = pop(&t->ready);
 	/*
-	 * Running low, with a batch pending and no grace period under way:
-	 * start the next one now (its flush, if still owed, and its
-	 * snapshot), so that it has passed when the ready list runs out.
+	 * Running low, with objects on the free list and no grace period
+	 * under way: start the next one now (its flush, if still owed, and
+	 * its snapshot), so that it has passed when the ready list runs out.
 	 */
-	if (t->nr_ready < t->proc->batch / 2 && !t->wait && luf_freelist_nr_pend(t->fl))
+	if (t->ready.nr < t->proc->batch / 2 && !t->wait.head && on_free_list(t))
 		take_flushed(t);
 	return 0;
 }
@@ -576,9 +580,7 @@ unsigned long luf_thread_held(const struct luf_thread *t)
 {
 	if (!t || t->state != LUF_THREAD_LIVE)
 		return 0;
-
-	return t->nr_open + luf_freelist_nr_clean(t->fl) + luf_freelist_nr_pend(t->fl) +
-	       t->nr_ready + t->nr_wait + t->nr_later;
+	return t->open.nr + on_free_list(t) + t->ready.nr + t->wait.nr + t->later.nr;
 }
 
 const struct luf_user *luf_proc_backend(const struct luf_proc *p)
