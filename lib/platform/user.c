@@ -36,9 +36,9 @@ static const struct {
     {EAGAIN, "EAGAIN"},	      {ENOSPC, "ENOSPC"},	  {EPERM, "EPERM"},
     {EACCES, "EACCES"},	      {ENOSYS, "ENOSYS"},	  {EBADF, "EBADF"},
     {EOVERFLOW, "EOVERFLOW"}, {EOPNOTSUPP, "EOPNOTSUPP"}, {EIO, "EIO"},
-    {ENODEV, "ENODEV"},	      {ENOENT, "ENOENT"},	  {EEXIST, "EEXIST"},
-    {ERANGE, "ERANGE"},	      {EFAULT, "EFAULT"},	  {EINTR, "EINTR"},
-    {EDEADLK, "EDEADLK"},     {ETIMEDOUT, "ETIMEDOUT"},
+    {EUSERS, "EUSERS"},	      {ENODEV, "ENODEV"},	  {ENOENT, "ENOENT"},
+    {EEXIST, "EEXIST"},	      {ERANGE, "ERANGE"},	  {EFAULT, "EFAULT"},
+    {EINTR, "EINTR"},	      {EDEADLK, "EDEADLK"},	  {ETIMEDOUT, "ETIMEDOUT"},
 };
 
 static const char *luf_errno_name(int err)

@@ -25,6 +25,7 @@
 #include <luf/luf_proc.h>
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -67,7 +68,8 @@ struct luf_proc {
 	unsigned int batch;
 	void *mem;
 	bool own_mem;
-	pthread_mutex_t lock; /* registration and the orphans */
+	pthread_mutex_t lock;	/* registration and the orphans */
+	pthread_key_t exit_key; /* unregisters a thread that exits registered */
 	unsigned int nr_registered;
 	unsigned int hi;	  /* ids below it were ever registered: the ones to scan */
 	struct node_list orphans; /* handed over by unregistered threads: flushed */
@@ -142,6 +144,9 @@ static bool thread_ok(const struct luf_thread *t)
 	return t && t == luf_self && t->state == LUF_THREAD_LIVE;
 }
 
+static void hold_back(struct luf_thread *t, struct node_list *list);
+static void thread_exit(void *arg);
+
 static void push(struct node_list *l, struct luf_node *n)
 {
 	n->next = l->head ? l->head : NODE_END;
@@ -194,6 +199,9 @@ int luf_proc_create(struct luf_proc **out, const struct luf_proc_config *cfg)
 		return proc_fail(-EINVAL, __func__,
 				 "cfg->flags has bits other than LUF_USER_SYNC_CORE and "
 				 "LUF_USER_FORCE_MPROTECT");
+	if (cfg->batch > LUF_PROC_MAX_BATCH)
+		return proc_fail(-EINVAL, __func__,
+				 "cfg->batch is above LUF_PROC_MAX_BATCH (4096)");
 	if (!layout(cfg, &lo))
 		return proc_fail(-EINVAL, __func__,
 				 "cfg->max_threads is above LUF_PROC_MAX_THREADS (1024)");
@@ -228,8 +236,10 @@ int luf_proc_create(struct luf_proc **out, const struct luf_proc_config *cfg)
 	ucfg.membarrier = cfg->membarrier;
 	ret = luf_user_backend_open(&p->u, &ucfg);
 	if (ret) {
-		proc_fail(ret, __func__,
-			  "no sound backend opened (membarrier, mprotect): see luf_user_why()");
+		char why[LUF_USER_WHY_LEN + 32];
+
+		snprintf(why, sizeof(why), "no sound backend: %s", p->u.why);
+		proc_fail(ret, __func__, why);
 		goto free;
 	}
 	ret = luf_init(p->l, &luf_user_ops, &p->u, (struct luf_done_cpu *)(void *)(mem + lo.done),
@@ -253,8 +263,14 @@ int luf_proc_create(struct luf_proc **out, const struct luf_proc_config *cfg)
 		proc_fail(ret, __func__, "the low-level set-up failed (a luf bug)");
 		goto close;
 	}
+	ret = pthread_key_create(&p->exit_key, thread_exit);
+	if (ret) {
+		ret = proc_fail(-ret, __func__, "pthread_key_create failed (PTHREAD_KEYS_MAX?)");
+		goto close;
+	}
 	ret = pthread_mutex_init(&p->lock, NULL);
 	if (ret) {
+		pthread_key_delete(p->exit_key);
 		ret = proc_fail(-ret, __func__, "pthread_mutex_init failed");
 		goto close;
 	}
@@ -269,18 +285,81 @@ free:
 	return ret;
 }
 
+/* Fold the open batch and free its objects under the batch's key. */
+static int fold_open(struct luf_thread *t)
+{
+	unsigned short key = 0;
+	int ret;
+
+	if (!t->open.head)
+		return 0;
+	ret = luf_pcpu_fold(t->pc, &key);
+	while (!ret && t->open.head) {
+		struct luf_node *n = pop(&t->open);
+
+		n->next = NODE_END; /* held by luf: a second luf_retire() is refused */
+		ret = luf_free(t->fl, t->pc, &n->folio, key);
+		if (ret)
+			push(&t->open, n);
+	}
+	return ret;
+}
+
+/*
+ * Take every object off @t's free list into @out, flushing first what is
+ * still owed (a refill may release only the done head of the pend list:
+ * repeat until none is left). On a flush error the objects not taken stay
+ * on the list, pend.
+ */
+static int drain(struct luf_thread *t, struct node_list *out)
+{
+	struct luf_folio *f;
+	int ret;
+
+	for (;;) {
+		while (!luf_alloc(t->fl, t->pc, 0, &f))
+			push(out, luf_node_entry(f, struct luf_node, folio));
+		if (!luf_freelist_nr_pend(t->fl))
+			return 0;
+		ret = luf_freelist_refill(t->fl, t->pc, LUF_ALLOC_MAY_FLUSH);
+		if (ret < 0)
+			return ret;
+	}
+}
+
 int luf_proc_destroy(struct luf_proc *p, void (*release)(struct luf_node *n, void *arg), void *arg)
 {
+	int ret = 0;
+
 	if (!proc_ok(p))
-		return proc_fail(-EINVAL, __func__, "@p is not a live domain (NULL, or destroyed)");
+		return proc_fail(-EINVAL, __func__,
+				 "@p is not a live domain (NULL, or destroyed with its own block)");
 	pthread_mutex_lock(&p->lock);
 	if (p->nr_registered) {
 		pthread_mutex_unlock(&p->lock);
 		return proc_fail(-EBUSY, __func__,
 				 "a thread is still registered: luf_thread_unregister() it first");
 	}
+	/* Whatever a slot still holds (a failed hand-over) joins the orphans. */
+	for (unsigned int i = 0; i < p->max_threads && !ret; i++) {
+		struct luf_thread *t = &p->threads[i];
+		struct node_list list = {0};
+
+		ret = fold_open(t);
+		if (!ret)
+			ret = drain(t, &list);
+		splice(&list, &t->ready);
+		splice(&list, &t->wait);
+		splice(&list, &t->later);
+		splice(&p->orphans, &list);
+	}
+	if (ret) {
+		pthread_mutex_unlock(&p->lock);
+		return proc_fail(ret, __func__, "the last flush failed: nothing was released");
+	}
 	p->magic = 0;
 	pthread_mutex_unlock(&p->lock);
+	pthread_key_delete(p->exit_key);
 	while (p->orphans.head) {
 		struct luf_node *n = pop(&p->orphans);
 
@@ -332,34 +411,14 @@ int luf_thread_register(struct luf_proc *p, struct luf_thread **out)
 		__atomic_store_n(&p->hi, t->id + 1, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&p->lock);
 	luf_self = t;
+	pthread_setspecific(p->exit_key, t);
 	*out = t;
 	return 0;
-}
-
-/* Fold the open batch and free its objects under the batch's key. */
-static int fold_open(struct luf_thread *t)
-{
-	unsigned short key = 0;
-	int ret;
-
-	if (!t->open.head)
-		return 0;
-	ret = luf_pcpu_fold(t->pc, &key);
-	while (!ret && t->open.head) {
-		struct luf_node *n = pop(&t->open);
-
-		n->next = NODE_END; /* held by luf: a second luf_retire() is refused */
-		ret = luf_free(t->fl, t->pc, &n->folio, key);
-		if (ret)
-			push(&t->open, n);
-	}
-	return ret;
 }
 
 int luf_thread_unregister(struct luf_thread *t)
 {
 	struct node_list list = {0};
-	struct luf_folio *f;
 	struct luf_proc *p;
 	int ret;
 
@@ -370,14 +429,12 @@ int luf_thread_unregister(struct luf_thread *t)
 		return proc_fail(-EBUSY, __func__, "the thread is inside a read section");
 	p = t->proc;
 	ret = fold_open(t);
-	if (!ret) {
-		ret = luf_freelist_refill(t->fl, t->pc, LUF_ALLOC_MAY_FLUSH);
-		ret = ret < 0 ? ret : 0;
+	if (!ret)
+		ret = drain(t, &list);
+	if (ret) {
+		hold_back(t, &list); /* flushed: nothing is lost, the thread stays */
+		return proc_fail(ret, __func__, "the flush of what the thread holds failed");
 	}
-	if (ret)
-		return ret;
-	while (!luf_alloc(t->fl, t->pc, 0, &f))
-		push(&list, luf_node_entry(f, struct luf_node, folio));
 	splice(&list, &t->ready);
 	splice(&list, &t->wait);
 	splice(&list, &t->later);
@@ -387,18 +444,45 @@ int luf_thread_unregister(struct luf_thread *t)
 	t->state = LUF_THREAD_FREE;
 	p->nr_registered--;
 	pthread_mutex_unlock(&p->lock);
+	pthread_setspecific(p->exit_key, NULL);
 	luf_self = NULL;
 	return 0;
+}
+
+/*
+ * A thread exits registered (pthread key destructor): it reads nothing
+ * any more, so its open section, if any, is closed, and it unregisters.
+ * If the flush fails every time, its objects stay in its slot, which
+ * luf_proc_destroy() drains; the slot is then never reused.
+ */
+static void thread_exit(void *arg)
+{
+	struct luf_thread *t = arg;
+
+	if (t != luf_self)
+		return;
+	if (t->rd.nest) {
+		t->rd.nest = 0;
+		__luf_store_release(&t->rd.ctr, t->rd.ctr | 1);
+		__luf_store_release(&t->rd.ctr, t->rd.ctr + 1);
+	}
+	for (int i = 0; i < 3 && luf_thread_unregister(t); i++)
+		;
 }
 
 int luf_retire(struct luf_thread *t, struct luf_node *n)
 {
 	int ret;
 
-	if (!thread_ok(t) || !n)
-		return -EINVAL;
+	if (!thread_ok(t))
+		return proc_fail(-EINVAL, __func__,
+				 "@t is not the calling thread's registered handle");
+	if (!n)
+		return proc_fail(-EINVAL, __func__, "@n is NULL");
 	if (n->next || n->folio.state != LUF_FOLIO_IN_USE)
-		return -EBUSY;
+		return proc_fail(-EBUSY, __func__,
+				 "@n is retired already, or was not zeroed before its first "
+				 "retirement");
 	ret = luf_unmap(t->pc, NULL, t->proc->all, LUF_PTE_ACCESSIBLE);
 	if (ret)
 		return ret;
@@ -537,8 +621,11 @@ int luf_reuse(struct luf_thread *t, struct luf_node **out)
 {
 	int ret;
 
-	if (!thread_ok(t) || !out)
-		return -EINVAL;
+	if (!thread_ok(t))
+		return proc_fail(-EINVAL, __func__,
+				 "@t is not the calling thread's registered handle");
+	if (!out)
+		return proc_fail(-EINVAL, __func__, "@out is NULL");
 	if (!t->ready.head)
 		advance(t);
 	if (!t->ready.head) {

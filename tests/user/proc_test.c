@@ -401,6 +401,103 @@ static void failed_flush_keeps_objects(void **state)
 	free(o);
 }
 
+/*
+ * Unregister hands over everything, also when another thread's flush has
+ * covered only the head of the thread's pend list (a refill then releases
+ * that head alone): nothing may stay behind in the slot.
+ */
+static void *retire_reuse_leave(void *arg)
+{
+	struct obj *x = arg;
+	struct luf_thread *t;
+	struct luf_node *n;
+
+	if (luf_thread_register(proc, &t) || luf_retire(t, &x->node) || luf_reuse(t, &n) ||
+	    n != &x->node)
+		return (void *)1; /* its reuse flushed: every id is done up to here */
+	return luf_thread_unregister(t) ? (void *)2 : NULL;
+}
+
+static void unregister_drains_a_done_head(void **state)
+{
+	struct obj *o1 = new_obj(), *o2 = new_obj(), *x = new_obj();
+	struct luf_node *n;
+	pthread_t th;
+	void *ret;
+
+	(void)state;
+	assert_int_equal(luf_retire(self, &o1->node), 0); /* pend, key 1 */
+	assert_int_equal(pthread_create(&th, NULL, retire_reuse_leave, x), 0);
+	pthread_join(th, &ret);
+	assert_null(ret);
+	assert_int_equal(luf_retire(self, &o2->node), 0); /* pend, key 2: not done */
+	assert_int_equal(luf_thread_unregister(self), 0);
+	/* The slot is empty: both went to the domain, and come back from it. */
+	assert_int_equal(luf_thread_register(proc, &self), 0);
+	assert_int_equal(luf_thread_held(self), 0);
+	assert_int_equal(luf_reuse(self, &n), 0);
+	assert_true(n == &o1->node || n == &o2->node);
+	assert_int_equal(luf_reuse(self, &n), 0);
+	assert_true(n == &o1->node || n == &o2->node);
+	free(o1);
+	free(o2);
+	free(x);
+}
+
+/* A thread that exits registered, even inside a section, is unregistered. */
+static void *exit_registered(void *arg)
+{
+	struct luf_thread *t;
+
+	if (luf_thread_register(proc, &t))
+		return (void *)1;
+	luf_read_lock(t);
+	return luf_retire(t, &((struct obj *)arg)->node) ? (void *)2 : NULL;
+}
+
+static void thread_exit_unregisters(void **state)
+{
+	struct obj *o = new_obj(), *p = new_obj();
+	struct luf_node *n;
+	pthread_t th;
+	void *ret;
+	int got = 0;
+
+	(void)state;
+	assert_int_equal(pthread_create(&th, NULL, exit_registered, o), 0);
+	pthread_join(th, &ret);
+	assert_null(ret);
+	/* Its object was handed over; its section does not hold it back. */
+	assert_int_equal(luf_retire(self, &p->node), 0);
+	while (luf_reuse(self, &n) == 0) {
+		assert_true(n == &o->node || n == &p->node);
+		got++;
+	}
+	assert_int_equal(got, 2);
+	free(o);
+	free(p);
+}
+
+/* An unlock without a lock is ignored: the thread's next section still counts. */
+static void stray_unlock_is_ignored(void **state)
+{
+	struct reader *r = &readers[0];
+	struct obj *o = new_obj();
+	struct luf_node *n;
+
+	(void)state;
+	reader_start(r);
+	reader_do(r, 2); /* stray */
+	reader_do(r, 1);
+	assert_int_equal(luf_retire(self, &o->node), 0);
+	assert_int_equal(luf_reuse(self, &n), -EAGAIN);
+	reader_do(r, 2);
+	assert_int_equal(luf_reuse(self, &n), 0);
+	assert_ptr_equal(n, &o->node);
+	reader_stop(r);
+	free(o);
+}
+
 /* Destroy hands every object still held to the release callback. */
 static void destroy_releases_everything(void **state)
 {
@@ -433,6 +530,10 @@ static void setup_mistakes(void **state)
 	cfg.flags = LUF_USER_NO_TRIAL;
 	assert_fails(luf_proc_create(&p, &cfg), -EINVAL, "luf_proc_create", "cfg->flags");
 	cfg.flags = 0;
+	cfg.batch = LUF_PROC_MAX_BATCH + 1;
+	assert_fails(luf_proc_create(&p, &cfg), -EINVAL, "luf_proc_create",
+		     "cfg->batch is above LUF_PROC_MAX_BATCH");
+	cfg.batch = 0;
 	cfg.max_threads = LUF_PROC_MAX_THREADS + 1;
 	assert_int_equal(luf_proc_size(&cfg), 0);
 	assert_fails(luf_proc_create(&p, &cfg), -EINVAL, "luf_proc_create",
@@ -477,6 +578,8 @@ static void setup_mistakes(void **state)
 	assert_fails(luf_thread_unregister(self), -EBUSY, "luf_thread_unregister",
 		     "inside a read section");
 	luf_read_unlock(self);
+	assert_fails(luf_retire(self, NULL), -EINVAL, "luf_retire", "@n is NULL");
+	assert_fails(luf_reuse(NULL, NULL), -EINVAL, "luf_reuse", "registered handle");
 	assert_null(luf_proc_backend(NULL));
 	assert_null(luf_proc_luf(NULL));
 }
@@ -534,6 +637,9 @@ int main(int argc, char **argv)
 	    cmocka_unit_test_setup_teardown(unregister_hands_over, setup, teardown),
 	    cmocka_unit_test_setup_teardown(failed_flush_keeps_objects, setup, teardown),
 	    cmocka_unit_test_setup_teardown(destroy_releases_everything, setup, teardown),
+	    cmocka_unit_test_setup_teardown(unregister_drains_a_done_head, setup, teardown),
+	    cmocka_unit_test_setup_teardown(thread_exit_unregisters, setup, teardown),
+	    cmocka_unit_test_setup_teardown(stray_unlock_is_ignored, setup, teardown),
 	    cmocka_unit_test_setup_teardown(setup_mistakes, setup, teardown),
 	    cmocka_unit_test_setup_teardown(too_many_threads, setup, teardown),
 	};

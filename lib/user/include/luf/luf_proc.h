@@ -76,16 +76,19 @@ LUF_BEGIN_DECLS
 #define LUF_PROC_DEFAULT_BATCH 64u
 /* Most threads one struct luf_proc can register (memory grows with its square). */
 #define LUF_PROC_MAX_THREADS 1024u
+/* Largest struct luf_proc_config.batch. */
+#define LUF_PROC_MAX_BATCH 4096u
 
 /**
  * struct luf_proc_config - options of luf_proc_create()
  * @max_threads: threads registered at once (0: %LUF_PROC_DEFAULT_THREADS;
  *	at most %LUF_PROC_MAX_THREADS)
  * @flags: backend flags: %LUF_USER_SYNC_CORE (JIT code reuse: the flush
- *	also serialises every core), %LUF_USER_FORCE_MPROTECT; others are
- *	refused
+ *	also serialises every core), %LUF_USER_FORCE_MPROTECT (allow the
+ *	mprotect fallback where it is not known to send IPIs; membarrier is
+ *	still preferred where it works); others are refused
  * @batch: retirements folded into one pending set (0:
- *	%LUF_PROC_DEFAULT_BATCH); a retired object is reusable only after
+ *	%LUF_PROC_DEFAULT_BATCH; at most %LUF_PROC_MAX_BATCH); a retired object is reusable only after
  *	its batch is folded: when it is full, or when luf_reuse() has found
  *	nothing @batch times in a row. 1 folds every retirement (one flush
  *	per reuse when a thread reuses what it has just retired)
@@ -173,7 +176,8 @@ size_t luf_proc_size(const struct luf_proc_config *cfg);
  * flush (a few microseconds).
  *
  * Return: 0 and *@out set; -EINVAL for a NULL @out, unknown flags,
- * max_threads above %LUF_PROC_MAX_THREADS or a misaligned @cfg->mem;
+ * max_threads above %LUF_PROC_MAX_THREADS, batch above
+ * %LUF_PROC_MAX_BATCH or a misaligned @cfg->mem;
  * -ENOSPC if @cfg->mem_size is below luf_proc_size(@cfg); -ENOMEM;
  * or the backend's error (-ENOSYS, -EPERM, ...: see
  * luf_user_backend_open()). On error nothing is left allocated and
@@ -190,10 +194,12 @@ int luf_proc_create(struct luf_proc **out, const struct luf_proc_config *cfg);
  *
  * No reader can be left (no thread is registered), so every object is
  * handed to @release without a flush. Then closes the backend and frees
- * the block luf allocated.
+ * the block luf allocated. Like free(), @p must not be used afterwards:
+ * a second destroy is caught only when @p lives in the caller's block.
+ * Blocks: may flush once, for objects a failed hand-over left pending.
  *
  * Return: 0; -EINVAL for a NULL or garbage @p; -EBUSY if a thread is
- * still registered (nothing changed).
+ * still registered; or that flush's error (nothing changed).
  */
 int luf_proc_destroy(struct luf_proc *p, void (*release)(struct luf_node *n, void *arg), void *arg);
 
@@ -204,7 +210,9 @@ int luf_proc_destroy(struct luf_proc *p, void (*release)(struct luf_node *n, voi
  *
  * Gives the thread the lowest free CPU id of @p's backend
  * (luf_user_set_thread_id()). The handle is the thread's own: pass it to
- * the calls below from this thread only.
+ * the calls below from this thread only. A thread that exits registered
+ * is unregistered on its way out (a pthread key destructor), its open
+ * read section closed.
  *
  * Return: 0 and *@out set; -EINVAL for NULL or a garbage @p; -EBUSY if
  * the thread is registered already (with @p or another domain);
@@ -256,12 +264,15 @@ static inline void luf_read_lock(struct luf_thread *t)
  * @t: the calling thread's handle
  *
  * A release store of the reader line when the outermost section ends:
- * the section's loads are ordered before it.
+ * the section's loads are ordered before it. An unlock without a lock is
+ * ignored (it would otherwise hide the thread's later sections).
  */
 static inline void luf_read_unlock(struct luf_thread *t)
 {
 	struct luf_reader *r = (struct luf_reader *)(void *)t;
 
+	if (__builtin_expect(r->nest == 0, 0))
+		return;
 	if (--r->nest == 0)
 		__luf_store_release(&r->ctr, r->ctr + 1);
 }
@@ -279,8 +290,10 @@ static inline void luf_read_unlock(struct luf_thread *t)
  *
  * Context: no system call, no allocation, no flush; writes the thread's
  * own lines, and the key table once per batch.
- * Return: 0; -EINVAL for NULL or a garbage handle; -EBUSY if @n is
- * retired already (a double retirement; nothing changed).
+ * Return: 0; -EINVAL for NULL or a handle that is not the calling
+ * thread's registered one; -EBUSY if @n is retired already (a double
+ * retirement) or was not zeroed before its first retirement. Nothing
+ * changes on error; luf_last_error() names it.
  */
 int luf_retire(struct luf_thread *t, struct luf_node *n);
 
