@@ -4,11 +4,13 @@
  *
  *   immediate  one flush per call that removed an accessible translation,
  *              of the address space's CPUs, before the call returns;
- *   batched    one flush per batch: the removals of a task's run of
- *              consecutive unmap calls (munmap, madvise, brk shrink) are
- *              flushed together when the run ends (Linux's batched unmap
- *              flush); a reuse or upgrade that conflicts with an open batch
- *              flushes it first;
+ *   batched    the kernel's batched unmap flush (mm/rmap.c) on a task's run
+ *              of consecutive unmap calls (munmap, madvise, brk shrink):
+ *              B1 set_tlb_ubc_flush_pending() at each removal (rp_removal()),
+ *              B2 try_to_unmap_flush() at the batch end (rp_batch_end()),
+ *              B3 flush_tlb_batched_pending() before another task changes
+ *              the mm's entries (rp_pending()), B4 a reuse or upgrade that
+ *              meets a range still owed flushes it first (rp_reuse());
  *   luf        the library (rp_luf.c): read-only removals deferred, diet,
  *              per-CPU batching, luf_abort_domain() at reuse and upgrade;
  *   oracle     the offline minimum: a flush only where a reuse, upgrade or
@@ -17,7 +19,8 @@
  *              within [its tick, its first conflict point]; flushing
  *              everything at the earliest such deadline not yet covered is
  *              the classic optimal stabbing of intervals, so no safe policy
- *              can use fewer flush operations.
+ *              can use fewer flush operations (rp_bound.c counts that bound
+ *              and the fewest CPU flushes, which the oracle does not reach).
  *
  * Checker (the equivalent of lib/sim's, on this model): at every reuse
  * (S1), upgrade (S2) and batch end (S3), each policy's per-CPU flush ticks

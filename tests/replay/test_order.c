@@ -25,6 +25,8 @@
 #include "rp_model.h"
 
 static uint64_t rng;
+static unsigned long luf_above; /* streams where luf needed more than batched */
+static uint64_t luf_above_first;
 
 static unsigned int rnd(unsigned int n)
 {
@@ -55,6 +57,7 @@ static int call(struct rp_model *m, long pid, enum rp_sys sys, unsigned long a0,
 	ev.arg[2] = a2;
 	ev.arg[3] = a3;
 	ev.ret = ret;
+	m->what = rp_sys_name(sys);
 	return rp_model_event(m, &ev);
 }
 
@@ -71,10 +74,16 @@ static int stream(uint64_t seed, int verbose)
 	cpus = 2 + rnd(7);
 	if (rp_model_init(&m, cpus))
 		return 1;
+	if (verbose) /* one stream: every flush, as luf-replay --explain */
+		m.explain = stderr;
 	pids[0] = 100;
 	n = 20 + rnd(100);
 	for (unsigned int i = 0; i < n; i++) {
 		long pid = pids[rnd(nt)];
+
+		m.line = i + 1; /* the call's number in the stream */
+		m.pid = pid;
+		m.what = "exit";
 		unsigned long a = BASE + rnd(PAGES) * RP_PAGE, len = (1 + rnd(4)) * RP_PAGE;
 		unsigned int r = rnd(100);
 		int e;
@@ -118,6 +127,8 @@ static int stream(uint64_t seed, int verbose)
 			return 1;
 		}
 	}
+	m.pid = -1;
+	m.what = "end";
 	rp_model_finish(&m);
 	for (int p = 0; p < RP_NPOL; p++) {
 		const struct rp_counts *c = &m.pol[p].c;
@@ -135,6 +146,10 @@ static int stream(uint64_t seed, int verbose)
 	 */
 	for (int p = RP_BATCHED; p <= RP_LUF; p++)
 		bad |= m.pol[p].c.flushes > m.pol[RP_IMMEDIATE].c.flushes;
+	if ((m.pol[RP_LUF].c.flushes > m.pol[RP_BATCHED].c.flushes ||
+	     m.pol[RP_LUF].c.remote > m.pol[RP_BATCHED].c.remote) &&
+	    !luf_above++)
+		luf_above_first = seed;
 	if (bad || verbose) {
 		fprintf(stderr,
 			"seed %llu (%u CPUs, %u calls):%s bounds: %llu CPU flushes, %llu ops\n",
@@ -168,7 +183,10 @@ int main(int argc, char **argv)
 		if (stream(s, streams == 1) && failed++ < 3)
 			fprintf(stderr, "(replay: replay_test_order 1 %llu)\n",
 				(unsigned long long)s);
-	printf("%lu streams from seed %llu: %lu failed\n", streams, (unsigned long long)first,
-	       failed);
+	printf("%lu streams from seed %llu: %lu failed; luf above batched in flushes or remote "
+	       "flushes on %lu "
+	       "(first: seed %llu)\n",
+	       streams, (unsigned long long)first, failed, luf_above,
+	       (unsigned long long)luf_above_first);
 	return failed ? 1 : 0;
 }
