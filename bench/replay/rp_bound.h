@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only OR MIT
 /*
  * bench/replay/rp_bound.h - the two lower bounds of issue 16, shared by
- * luf-replay and luf-workloads (the same source file in both builds).
+ * luf-replay and luf-workloads (the same header in both builds).
  *
  * A stale translation on CPU c, removed at tick r, must be flushed from c
  * by its deadline d: the point where it would be reused, upgraded to
@@ -28,6 +28,7 @@
 #define RP_BOUND_H
 
 #include <stdint.h>
+#include <stdlib.h>
 
 struct rp_bound {
 	unsigned int nr_cpus;
@@ -37,8 +38,23 @@ struct rp_bound {
 	unsigned long long cpu_flushes, ops;
 };
 
-int rp_bound_init(struct rp_bound *b, unsigned int nr_cpus);
-void rp_bound_fini(struct rp_bound *b);
+/* Header only: luf-replay, luf-workloads and the fuzz target build no extra source. */
+static inline int rp_bound_init(struct rp_bound *b, unsigned int nr_cpus)
+{
+	b->nr_cpus = nr_cpus;
+	b->cov = calloc(nr_cpus, sizeof(*b->cov));
+	b->own = calloc(nr_cpus, sizeof(*b->own));
+	b->op = 0;
+	b->cpu_flushes = b->ops = 0;
+	return b->cov && b->own ? 0 : -1;
+}
+
+static inline void rp_bound_fini(struct rp_bound *b)
+{
+	free(b->cov);
+	free(b->own);
+	b->cov = b->own = NULL;
+}
 
 /* @cpu flushed itself for its own reasons at @tick (context switch). */
 static inline void rp_bound_own(struct rp_bound *b, unsigned int cpu, uint64_t tick)
@@ -59,6 +75,25 @@ static inline int rp_bound_covered(const struct rp_bound *b, unsigned int cpu, u
  * must be gone now, at tick @now (>= @removed; no removal after @now has
  * happened yet). Return: 1 if the CPU-flush bound had to flush @cpu here.
  */
-int rp_bound_need(struct rp_bound *b, unsigned int cpu, uint64_t removed, uint64_t now);
+static inline int rp_bound_need(struct rp_bound *b, unsigned int cpu, uint64_t removed,
+				uint64_t now)
+{
+	int stab = 0;
+
+	if (!removed)
+		return 0;
+	/* fewest operations: one operation at @now covers every CPU */
+	if (b->op < removed && b->own[cpu] < removed) {
+		b->op = now;
+		b->ops++;
+	}
+	/* fewest CPU flushes: this CPU at @now */
+	if (b->cov[cpu] < removed) {
+		b->cov[cpu] = now;
+		b->cpu_flushes++;
+		stab = 1;
+	}
+	return stab;
+}
 
 #endif /* RP_BOUND_H */

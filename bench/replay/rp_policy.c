@@ -19,7 +19,7 @@
  *              within [its tick, its first conflict point]; flushing
  *              everything at the earliest such deadline not yet covered is
  *              the classic optimal stabbing of intervals, so no safe policy
- *              can use fewer flush operations (rp_bound.c counts that bound
+ *              can use fewer flush operations (rp_bound.h counts that bound
  *              and the fewest CPU flushes, which the oracle does not reach).
  *
  * Checker (the equivalent of lib/sim's, on this model): at every reuse

@@ -113,7 +113,7 @@ struct mdl {
 	unsigned long long events;
 	void **allocs;
 	unsigned int nr_allocs;
-	struct rp_bound bound;	    /* the lower bounds (bench/replay/rp_bound.c) */
+	struct rp_bound bound;	    /* the lower bounds (bench/replay/rp_bound.h) */
 	enum mdl_cause cause;	    /* of the flushes being issued now */
 	enum luf_abort_cause abort; /* ... if MDL_C_UPGRADE */
 	FILE *explain;
