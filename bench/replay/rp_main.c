@@ -24,7 +24,7 @@
 
 struct opts {
 	unsigned int cpus;
-	int json, lenient, stats, quiet;
+	int json, lenient, stats, quiet, explain;
 	const char *png;
 };
 
@@ -46,15 +46,16 @@ enum {
 	RP_EXIT_CHART = 5, /* --png failed; the results were printed first */
 };
 
-#define USAGE_LINE                                                                            \
-	"usage: luf-replay [--cpus N] [--json] [--png FILE] [--lenient] [--stats] [--quiet] " \
-	"TRACE...\n"
+#define USAGE_LINE                                                                              \
+	"usage: luf-replay [--cpus N] [--json] [--png FILE] [--lenient] [--stats] [--explain] " \
+	"[--quiet] TRACE...\n"
 
 static void usage(void)
 {
 	printf(USAGE_LINE
 	       "Replays the memory-map history of programs under the immediate, batched, luf\n"
-	       "and oracle flush policies and prints the TLB shootdowns each one needs.\n"
+	       "and oracle flush policies and prints the TLB shootdowns each one needs, and\n"
+	       "the lower bounds no safe policy can go below.\n"
 	       "  TRACE      output of `strace -f -tt -e trace=memory,process -o TRACE cmd`,\n"
 	       "             plain or gzip'd; '-' reads standard input\n"
 	       "  --cpus N   simulated CPUs, 1..%u (default 16)\n"
@@ -62,6 +63,8 @@ static void usage(void)
 	       "  --png FILE bar chart of nr_tlb_remote_flush per policy (gnuplot on the PATH)\n"
 	       "  --lenient  skip malformed lines (counted) instead of stopping\n"
 	       "  --stats    speed and model counters\n"
+	       "  --explain  one line per flush of every policy (what forced it, its CPUs)\n"
+	       "             and the flush operations per policy by cause (stderr with --json)\n"
 	       "  --quiet    no warnings or progress\n"
 	       "  --help     this text; options may follow the traces, '--' ends them\n"
 	       "Exit status:\n"
@@ -188,10 +191,20 @@ static int replay(const struct opts *o, const char *file, const char *path, stru
 		return RP_EXIT_INPUT;
 	}
 	if (!p || rp_model_init(&m, o->cpus)) {
+		if (p)
+			rp_model_fini(&m);
 		fprintf(stderr, "luf-replay: out of memory\n");
 		rp_reader_close(rd);
 		rp_parser_free(p);
 		return RP_EXIT_NOMEM;
+	}
+	if (o->explain) {
+		m.explain = o->json ? stderr : stdout;
+		fprintf(
+		    m.explain,
+		    "%s: every flush: policy, cause, trace line, pid and call of the event that "
+		    "forced it, the CPU issuing it, remote CPUs reached, CPUs flushed\n",
+		    path);
 	}
 	while ((n = rp_reader_next(rd, &line, &len)) == 1) {
 		m.st.lines++;
@@ -209,6 +222,12 @@ static int replay(const struct opts *o, const char *file, const char *path, stru
 		}
 		if (ev.kind == RP_EV_NONE && !ev.started)
 			continue;
+		m.line = rp_reader_lineno(rd);
+		m.pid = ev.pid;
+		m.what = ev.kind == RP_EV_CALL	   ? rp_sys_name(ev.sys)
+			 : ev.kind == RP_EV_NONE   ? "clone"
+			 : ev.kind == RP_EV_SIGNAL ? "signal"
+						   : "exit";
 		if (rp_model_event(&m, &ev)) {
 			fprintf(stderr, "luf-replay: %s:%lu: out of memory\n", path,
 				rp_reader_lineno(rd));
@@ -223,6 +242,9 @@ static int replay(const struct opts *o, const char *file, const char *path, stru
 		if (!o->lenient)
 			ret = RP_EXIT_INPUT;
 	}
+	m.line = rp_reader_lineno(rd);
+	m.pid = -1;
+	m.what = "end";
 	rp_model_finish(&m);
 	r->seconds = now() - t0;
 	if (m.st.lines >= 1000000)
@@ -231,6 +253,8 @@ static int replay(const struct opts *o, const char *file, const char *path, stru
 	r->st = m.st;
 	for (int i = 0; i < RP_NPOL; i++)
 		r->c[i] = m.pol[i].c;
+	r->bound_cpus = m.bound.cpu_flushes;
+	r->bound_ops = m.bound.ops;
 	if (!ret && !m.st.events) {
 		/* nothing to replay: an all-zero table would look like a result */
 		fprintf(stderr,
@@ -282,6 +306,8 @@ int main(int argc, char **argv)
 			o.json = 1;
 		} else if (!strcmp(a, "--lenient")) {
 			o.lenient = 1;
+		} else if (!strcmp(a, "--explain")) {
+			o.explain = 1;
 		} else if (!strcmp(a, "--stats")) {
 			o.stats = 1;
 		} else if (!strcmp(a, "--quiet")) {
@@ -312,10 +338,15 @@ int main(int argc, char **argv)
 		}
 		if (!o.json) {
 			rp_print_table(stdout, &res[n]);
+			if (o.explain)
+				rp_print_causes(stdout, &res[n]);
 			if (o.stats)
 				rp_print_stats(stdout, &res[n]);
-		} else if (o.stats) {
-			rp_print_stats(stderr, &res[n]);
+		} else {
+			if (o.explain)
+				rp_print_causes(stderr, &res[n]);
+			if (o.stats)
+				rp_print_stats(stderr, &res[n]);
 		}
 		for (int p = 0; p < RP_NPOL; p++)
 			if (rp_violations(&res[n], (enum rp_pol_id)p))

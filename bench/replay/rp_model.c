@@ -232,6 +232,8 @@ static int vma_remove(struct rp_model *m, struct rp_task *t, unsigned long start
 
 	if (rp_ivmap_cut(v, start, end, &i, &j))
 		return -1;
+	if (j > i)
+		rp_pending(m, t);
 	for (size_t k = i; k < j; k++) {
 		struct rp_iv *iv = rp_iv_at(v, k);
 
@@ -285,6 +287,8 @@ static int do_mprotect(struct rp_model *m, struct rp_task *t, unsigned long star
 	prot &= RP_PROT_READ | RP_PROT_WRITE | RP_PROT_EXEC;
 	if (rp_ivmap_cut(v, start, end, &i, &j))
 		return -1;
+	if (j > i)
+		rp_pending(m, t);
 	for (size_t k = i; k < j; k++) {
 		struct rp_iv *iv = rp_iv_at(v, k);
 		unsigned long *old = rp_iv_val(iv);
@@ -528,7 +532,8 @@ int rp_model_init(struct rp_model *m, unsigned int nr_cpus)
 	m->last_removal = calloc(nr_cpus, sizeof(uint64_t));
 	m->scratch = calloc(m->words, sizeof(unsigned long));
 	m->tscratch = calloc(nr_cpus, sizeof(uint64_t));
-	if (!m->hash || !m->last_removal || !m->scratch || !m->tscratch)
+	if (!m->hash || !m->last_removal || !m->scratch || !m->tscratch ||
+	    rp_bound_init(&m->bound, nr_cpus))
 		return -1;
 	for (int p = 0; p < RP_NPOL; p++) {
 		m->pol[p].done = calloc(nr_cpus, sizeof(uint64_t));
@@ -546,6 +551,7 @@ void rp_model_fini(struct rp_model *m)
 				task_del(m, m->hash[b]);
 	}
 	rp_luf_fini(m);
+	rp_bound_fini(&m->bound);
 	free(m->hash);
 	free(m->last_removal);
 	free(m->scratch);

@@ -23,6 +23,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "rp_bound.h"
 #include "rp_ivmap.h"
 #include "rp_parse.h"
 
@@ -32,6 +33,17 @@
 
 enum rp_pol_id { RP_IMMEDIATE, RP_BATCHED, RP_LUF, RP_ORACLE, RP_NPOL };
 enum rp_rule { RP_S1, RP_S2, RP_S3, RP_S4, RP_NRULES };
+/* What forced a flush (--explain; rp_cause_name()). */
+enum rp_cause {
+	RP_C_CALL,    /* immediate: the end of a call that removed translations */
+	RP_C_BATCH,   /* batched: the end of a batch (try_to_unmap_flush()) */
+	RP_C_PENDING, /* batched: a later change of the address space (flush_tlb_batched_pending()) */
+	RP_C_REUSE,   /* a reused range still stale (luf: abort write_other) */
+	RP_C_UPGRADE,  /* write permission granted (luf: abort prot_upgrade) */
+	RP_C_WRITABLE, /* a writable removal at the end of its batch (S3) */
+	RP_C_UNMAP,    /* luf: inside luf_unmap() (a full per-CPU set) */
+	RP_NCAUSES
+};
 
 struct rp_counts {
 	unsigned long long remote;    /* nr_tlb_remote_flush */
@@ -39,7 +51,9 @@ struct rp_counts {
 	unsigned long long local_all; /* nr_tlb_local_flush_all */
 	unsigned long long local_one; /* nr_tlb_local_flush_one (pages) */
 	unsigned long long flushes;   /* flush operations (remote or local) */
+	unsigned long long cpus; /* CPUs flushed: received + the caller's own in an operation */
 	unsigned long long viol[RP_NRULES];
+	unsigned long long by_cause[RP_NCAUSES]; /* flush operations by what forced them */
 };
 
 struct rp_pol {
@@ -49,17 +63,19 @@ struct rp_pol {
 
 struct rp_mm {
 	unsigned long id;
-	int refs;		 /* tasks using it */
-	struct rp_ivmap vmas;	 /* value: unsigned long prot */
-	struct rp_ivmap stale;	 /* value: uint64_t tick[nr_cpus] */
-	unsigned long *cpus;	 /* CPUs that ran its tasks (never shrinks) */
-	void *lcpus;		 /* the same mask as unsigned long[] */
-	void *dom;		 /* struct luf_domain */
-	unsigned long brk;	 /* current break, 0 = not seen yet */
-	uint64_t bat_tick;	 /* newest removal (batched: pending if not flushed since) */
-	unsigned long *bat_cpus; /* batched: mm's CPUs at that removal (a CPU that joined
+	int refs;		  /* tasks using it */
+	struct rp_ivmap vmas;	  /* value: unsigned long prot */
+	struct rp_ivmap stale;	  /* value: uint64_t tick[nr_cpus] */
+	unsigned long *cpus;	  /* CPUs that ran its tasks (never shrinks) */
+	void *lcpus;		  /* the same mask as unsigned long[] */
+	void *dom;		  /* struct luf_domain */
+	unsigned long brk;	  /* current break, 0 = not seen yet */
+	uint64_t bat_tick;	  /* newest removal (batched: pending if not flushed since) */
+	unsigned long *bat_cpus;  /* batched: mm's CPUs at that removal (a CPU that joined
 				  * after it cannot cache what it removed) */
-	size_t stale_gc;	 /* stale ranges after the last clean-up */
+	struct rp_task *bat_open; /* batched: the task whose open batch holds that removal */
+	unsigned long bat_gen, bat_gen_flushed; /* mm->tlb_flush_batched: pending, flushed */
+	size_t stale_gc;			/* stale ranges after the last clean-up */
 };
 
 struct rp_task {
@@ -91,6 +107,7 @@ struct rp_stats {
 	unsigned long long unparented;	/* ... read as processes (no process events yet) */
 	unsigned long long luf_deferred, luf_no_flush, luf_skipped, luf_aborts;
 	unsigned long long peak_stale, peak_vmas;
+	unsigned long long bat_redundant; /* kernel flush_tlb_batched_pending() flushes left out */
 };
 
 struct rp_model {
@@ -107,6 +124,12 @@ struct rp_model {
 	struct rp_luf *luf;
 	struct rp_stats st;
 	unsigned int live_mms;
+	struct rp_bound bound; /* the lower bounds (rp_bound.h) */
+	enum rp_cause cause;   /* of the flushes being issued now */
+	FILE *explain;	       /* --explain: one line per flush, or NULL */
+	unsigned long line;    /* the trace line of the event being applied (explain) */
+	long pid;	       /* ... its pid */
+	const char *what;      /* ... its call */
 };
 
 int rp_model_init(struct rp_model *m, unsigned int nr_cpus);
@@ -123,6 +146,8 @@ void rp_removals_done(struct rp_model *m, struct rp_task *t);
 int rp_reuse(struct rp_model *m, struct rp_task *t, unsigned long start, unsigned long end,
 	     int upgrade);
 void rp_batch_end(struct rp_model *m, struct rp_task *t);
+/* @t is about to change page-table entries of its mm (flush_tlb_batched_pending()). */
+void rp_pending(struct rp_model *m, struct rp_task *t);
 /* Count a flush of @mask (@pages: 0 = everything) by @caller for policy @p. */
 void rp_pol_flush(struct rp_model *m, enum rp_pol_id p, unsigned int caller,
 		  const unsigned long *mask, unsigned long long pages);
@@ -150,5 +175,6 @@ static inline void rp_mask_set(unsigned long *mask, unsigned int cpu)
 
 const char *rp_pol_name(enum rp_pol_id p);
 const char *rp_rule_name(enum rp_rule r);
+const char *rp_cause_name(enum rp_cause c);
 
 #endif /* RP_MODEL_H */

@@ -44,22 +44,43 @@ static const char *base(const char *path)
 	return s ? s + 1 : path;
 }
 
+/* @a / @b with 2 decimals in @buf, "-" when @b is 0. */
+static const char *ratio(char *buf, size_t len, unsigned long long a, unsigned long long b)
+{
+	if (b)
+		snprintf(buf, len, "%.2f", (double)a / (double)b);
+	else
+		snprintf(buf, len, a ? "inf" : "-");
+	return buf;
+}
+
 void rp_print_table(FILE *f, const struct rp_result *r)
 {
 	const struct rp_counts *l = &r->c[RP_LUF], *o = &r->c[RP_ORACLE];
+	char a[32], b[32];
 
 	fprintf(f, "%s: %llu lines, %llu calls, %llu tasks, %llu address spaces, %u CPUs\n",
 		base(r->path), r->st.lines, r->st.calls, r->st.tasks, r->st.mms, r->nr_cpus);
-	fprintf(f, "  %-10s %20s %29s %23s %23s %8s %10s\n", "policy", "nr_tlb_remote_flush",
-		"nr_tlb_remote_flush_received", "nr_tlb_local_flush_all", "nr_tlb_local_flush_one",
-		"flushes", "violations");
+	fprintf(f, "  %-10s %20s %29s %23s %23s %8s %12s %10s %9s %10s\n", "policy",
+		"nr_tlb_remote_flush", "nr_tlb_remote_flush_received", "nr_tlb_local_flush_all",
+		"nr_tlb_local_flush_one", "flushes", "cpus_flushed", "/cpu_bound", "/op_bound",
+		"violations");
 	for (int p = 0; p < RP_NPOL; p++) {
 		const struct rp_counts *c = &r->c[p];
 
-		fprintf(f, "  %-10s %20llu %29llu %23llu %23llu %8llu %10llu\n",
+		fprintf(f, "  %-10s %20llu %29llu %23llu %23llu %8llu %12llu %10s %9s %10llu\n",
 			rp_pol_name((enum rp_pol_id)p), c->remote, c->received, c->local_all,
-			c->local_one, c->flushes, rp_violations(r, (enum rp_pol_id)p));
+			c->local_one, c->flushes, c->cpus,
+			ratio(a, sizeof(a), c->cpus, r->bound_cpus),
+			ratio(b, sizeof(b), c->flushes, r->bound_ops),
+			rp_violations(r, (enum rp_pol_id)p));
 	}
+	fprintf(f, "  %-10s %20s %29s %23s %23s %8llu %12llu %10s %9s %10s\n", "bound", "-", "-",
+		"-", "-", r->bound_ops, r->bound_cpus, "1.00", "1.00", "-");
+	fprintf(f,
+		"  luf / bound: %s CPU flushes (%llu / %llu), %s flush operations (%llu / %llu)\n",
+		ratio(a, sizeof(a), l->cpus, r->bound_cpus), l->cpus, r->bound_cpus,
+		ratio(b, sizeof(b), l->flushes, r->bound_ops), l->flushes, r->bound_ops);
 	/* a change, not a saving: luf can need more than batched (README) */
 	fprintf(f, "  luf against immediate: ");
 	pr_change(f, l->remote, r->c[RP_IMMEDIATE].remote);
@@ -70,7 +91,7 @@ void rp_print_table(FILE *f, const struct rp_result *r)
 	fprintf(f, " (");
 	pr_change(f, l->received, r->c[RP_BATCHED].received);
 	fprintf(f, ")\n");
-	fprintf(f, "  luf is %lld flushes (%lld remote) above the oracle's %llu (%llu remote)\n",
+	fprintf(f, "  luf is %lld flushes (%lld remote) from the oracle's %llu (%llu remote)\n",
 		(long long)(l->flushes - o->flushes), (long long)l->remote - (long long)o->remote,
 		o->flushes, o->remote);
 	for (int p = 0; p < RP_NPOL; p++)
@@ -101,6 +122,24 @@ void rp_print_stats(FILE *f, const struct rp_result *r)
 		"aborts %llu; peak ranges: %llu mappings, %llu stale\n",
 		r->st.luf_deferred, r->st.luf_no_flush, r->st.luf_skipped, r->st.luf_aborts,
 		r->st.peak_vmas, r->st.peak_stale);
+	fprintf(f,
+		"  stats: batched: flush_tlb_batched_pending() calls the kernel would flush on "
+		"with nothing owed (left out): %llu\n",
+		r->st.bat_redundant);
+}
+
+void rp_print_causes(FILE *f, const struct rp_result *r)
+{
+	fprintf(f, "  flush operations by cause:\n  %-10s", "policy");
+	for (int k = 0; k < RP_NCAUSES; k++)
+		fprintf(f, " %9s", rp_cause_name((enum rp_cause)k));
+	fprintf(f, " %9s\n", "total");
+	for (int p = 0; p < RP_NPOL; p++) {
+		fprintf(f, "  %-10s", rp_pol_name((enum rp_pol_id)p));
+		for (int k = 0; k < RP_NCAUSES; k++)
+			fprintf(f, " %9llu", r->c[p].by_cause[k]);
+		fprintf(f, " %9llu\n", r->c[p].flushes);
+	}
 }
 
 static void json_counts(FILE *f, const struct rp_counts *c)
@@ -108,11 +147,15 @@ static void json_counts(FILE *f, const struct rp_counts *c)
 	fprintf(f,
 		"{\"nr_tlb_remote_flush\": %llu, \"nr_tlb_remote_flush_received\": %llu, "
 		"\"nr_tlb_local_flush_all\": %llu, \"nr_tlb_local_flush_one\": %llu, "
-		"\"flushes\": %llu, \"violations\": {",
-		c->remote, c->received, c->local_all, c->local_one, c->flushes);
+		"\"flushes\": %llu, \"cpus_flushed\": %llu, \"violations\": {",
+		c->remote, c->received, c->local_all, c->local_one, c->flushes, c->cpus);
 	for (int k = 0; k < RP_NRULES; k++)
 		fprintf(f, "%s\"%s\": %llu", k ? ", " : "", rp_rule_name((enum rp_rule)k),
 			c->viol[k]);
+	fprintf(f, "}, \"by_cause\": {");
+	for (int k = 0; k < RP_NCAUSES; k++)
+		fprintf(f, "%s\"%s\": %llu", k ? ", " : "", rp_cause_name((enum rp_cause)k),
+			c->by_cause[k]);
 	fprintf(f, "}}");
 }
 
@@ -149,8 +192,10 @@ void rp_print_json(FILE *f, const struct rp_result *r, int n)
 			fprintf(f, "%s\"%s\": ", p ? ", " : "", rp_pol_name((enum rp_pol_id)p));
 			json_counts(f, &c[p]);
 		}
+		fprintf(f, "}, \"bounds\": {\"cpus_flushed\": %llu, \"flushes\": %llu}",
+			r->bound_cpus, r->bound_ops);
 		fprintf(f,
-			"}, \"luf_reduction_percent\": {\"vs_immediate\": %.2f, \"vs_batched\": "
+			", \"luf_reduction_percent\": {\"vs_immediate\": %.2f, \"vs_batched\": "
 			"%.2f}, \"luf_above_oracle\": {\"flushes\": %lld, "
 			"\"nr_tlb_remote_flush\": %lld}}%s\n",
 			rp_reduction(c[RP_LUF].remote, c[RP_IMMEDIATE].remote),

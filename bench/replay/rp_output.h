@@ -11,6 +11,7 @@ struct rp_result {
 	const char *path;
 	unsigned int nr_cpus;
 	struct rp_counts c[RP_NPOL];
+	unsigned long long bound_cpus, bound_ops; /* the lower bounds (rp_bound.h) */
 	struct rp_stats st;
 	unsigned long long skipped; /* malformed lines skipped (--lenient) */
 	unsigned long in_flight;    /* calls cut off at the end */
@@ -22,6 +23,8 @@ double rp_reduction(unsigned long long a, unsigned long long b);
 unsigned long long rp_violations(const struct rp_result *r, enum rp_pol_id p);
 void rp_print_table(FILE *f, const struct rp_result *r);
 void rp_print_stats(FILE *f, const struct rp_result *r);
+/* --explain: flush operations per policy by what forced them. */
+void rp_print_causes(FILE *f, const struct rp_result *r);
 /* JSON: one object per trace, in an array when @n > 1. */
 void rp_print_json(FILE *f, const struct rp_result *r, int n);
 /*

@@ -4,11 +4,13 @@
  *
  *   immediate  one flush per call that removed an accessible translation,
  *              of the address space's CPUs, before the call returns;
- *   batched    one flush per batch: the removals of a task's run of
- *              consecutive unmap calls (munmap, madvise, brk shrink) are
- *              flushed together when the run ends (Linux's batched unmap
- *              flush); a reuse or upgrade that conflicts with an open batch
- *              flushes it first;
+ *   batched    the kernel's batched unmap flush (mm/rmap.c) on a task's run
+ *              of consecutive unmap calls (munmap, madvise, brk shrink):
+ *              B1 set_tlb_ubc_flush_pending() at each removal (rp_removal()),
+ *              B2 try_to_unmap_flush() at the batch end (rp_batch_end()),
+ *              B3 flush_tlb_batched_pending() before another task changes
+ *              the mm's entries (rp_pending()), B4 a reuse or upgrade that
+ *              meets a range still owed flushes it first (rp_reuse());
  *   luf        the library (rp_luf.c): read-only removals deferred, diet,
  *              per-CPU batching, luf_abort_domain() at reuse and upgrade;
  *   oracle     the offline minimum: a flush only where a reuse, upgrade or
@@ -17,7 +19,8 @@
  *              within [its tick, its first conflict point]; flushing
  *              everything at the earliest such deadline not yet covered is
  *              the classic optimal stabbing of intervals, so no safe policy
- *              can use fewer flush operations.
+ *              can use fewer flush operations (rp_bound.h counts that bound
+ *              and the fewest CPU flushes, which the oracle does not reach).
  *
  * Checker (the equivalent of lib/sim's, on this model): at every reuse
  * (S1), upgrade (S2) and batch end (S3), each policy's per-CPU flush ticks
@@ -36,6 +39,14 @@ const char *rp_pol_name(enum rp_pol_id p)
 	static const char *const n[RP_NPOL] = {"immediate", "batched", "luf", "oracle"};
 
 	return (unsigned int)p < RP_NPOL ? n[p] : "?";
+}
+
+const char *rp_cause_name(enum rp_cause c)
+{
+	static const char *const n[RP_NCAUSES] = {"call",    "batch-end", "pending", "reuse",
+						  "upgrade", "writable",  "unmap"};
+
+	return (unsigned int)c < RP_NCAUSES ? n[c] : "?";
 }
 
 const char *rp_rule_name(enum rp_rule r)
@@ -72,8 +83,25 @@ void rp_pol_flush(struct rp_model *m, enum rp_pol_id p, unsigned int caller,
 		pol->c.remote++;
 		pol->c.received += others;
 	}
-	(void)self;
 	pol->c.flushes++;
+	pol->c.cpus += self + others;
+	pol->c.by_cause[m->cause]++;
+	if (m->explain) {
+		fprintf(m->explain,
+			"flush %-9s %-9s line %-7lu pid %-7ld %-9s cpu %-4u remote %-4u cpus",
+			rp_pol_name(p), rp_cause_name(m->cause), m->line, m->pid,
+			m->what ? m->what : "-", caller, others);
+		for (unsigned int c = 0; c < m->nr_cpus; c++)
+			if (rp_mask_test(mask, c)) {
+				unsigned int e = c;
+
+				while (e + 1 < m->nr_cpus && rp_mask_test(mask, e + 1))
+					e++;
+				fprintf(m->explain, e > c ? " %u-%u" : " %u", c, e);
+				c = e;
+			}
+		fputc('\n', m->explain);
+	}
 }
 
 /* Oracle: one flush of every CPU that holds anything stale. */
@@ -122,6 +150,9 @@ static void stale_gc(struct rp_model *m, struct rp_mm *mm)
 
 		for (int p = 0; p < RP_NPOL && !keep; p++)
 			keep = ticks_stale(m, (enum rp_pol_id)p, rp_iv_val(iv));
+		for (unsigned int c = 0; c < m->nr_cpus && !keep; c++)
+			keep =
+			    !rp_bound_covered(&m->bound, c, ((const uint64_t *)rp_iv_val(iv))[c]);
 		if (keep) {
 			if (k != i)
 				memcpy(rp_iv_at(&mm->stale, k), iv, mm->stale.stride);
@@ -146,12 +177,17 @@ int rp_removal(struct rp_model *m, struct rp_task *t, unsigned long start, unsig
 		return 0;
 	m->st.removals++;
 	if (!accessible) {
+		m->cause = RP_C_UNMAP;
 		rp_luf_unmap(m, t, 0, 0);
 		return 0; /* inaccessible: nothing cached, nothing owed */
 	}
 	tk = ++m->tick; /* before luf runs: a flush it does now covers this removal */
+	/* batched, B1: set_tlb_ubc_flush_pending() */
 	mm->bat_tick = tk;
+	mm->bat_open = t;
+	mm->bat_gen++;
 	memcpy(mm->bat_cpus, mm->cpus, m->words * sizeof(unsigned long));
+	m->cause = RP_C_UNMAP;
 	rp_luf_unmap(m, t, accessible, writable);
 	for (unsigned int c = 0; c < m->nr_cpus; c++)
 		if (rp_mask_test(mm->cpus, c))
@@ -210,10 +246,37 @@ int rp_removal(struct rp_model *m, struct rp_task *t, unsigned long start, unsig
 
 void rp_removals_done(struct rp_model *m, struct rp_task *t)
 {
+	m->cause = RP_C_CALL;
 	if (t->imm_any)
 		rp_pol_flush(m, RP_IMMEDIATE, t->cpu, t->mm->cpus, t->imm_pages);
 	t->imm_any = 0;
 	t->imm_pages = 0;
+}
+
+/*
+ * batched, B3: flush_tlb_batched_pending(mm), which zap_pte_range() (munmap,
+ * madvise, mmap over a mapping, brk shrink), change_pte_range() (mprotect)
+ * and move_ptes() (mremap) call before changing the mm's entries: if a
+ * batched removal of the mm is pending, flush_tlb_mm(): the mm's CPUs now.
+ * The kernel's "pending" is a generation count that only this function
+ * marks flushed; the model flushes only if a CPU of the newest removal
+ * (the mm's CPUs then) has not flushed since, and counts the kernel's other
+ * flushes in st.bat_redundant. @t's own open batch does not trigger it (the
+ * batch stands for a reclaim pass, which does not go through these paths).
+ */
+void rp_pending(struct rp_model *m, struct rp_task *t)
+{
+	struct rp_mm *mm = t->mm;
+
+	if (mm->bat_gen == mm->bat_gen_flushed || mm->bat_open == t)
+		return;
+	if (mask_stale(m, RP_BATCHED, mm->bat_cpus, mm->bat_tick)) {
+		m->cause = RP_C_PENDING;
+		rp_pol_flush(m, RP_BATCHED, t->cpu, mm->cpus, 0);
+	} else {
+		m->st.bat_redundant++;
+	}
+	mm->bat_gen_flushed = mm->bat_gen;
 }
 
 int rp_reuse(struct rp_model *m, struct rp_task *t, unsigned long start, unsigned long end,
@@ -238,15 +301,24 @@ int rp_reuse(struct rp_model *m, struct rp_task *t, unsigned long start, unsigne
 	 * range, only if the range itself still owes a flush (luf: its folios'
 	 * sets are not done, what luf_free()/luf_alloc() check by key).
 	 */
+	m->cause = upgrade ? RP_C_UPGRADE : RP_C_REUSE;
 	if (upgrade || conflict[RP_LUF])
 		rp_luf_settle(m, t, upgrade);
-	if ((upgrade && mask_stale(m, RP_BATCHED, mm->bat_cpus, mm->bat_tick)) ||
-	    conflict[RP_BATCHED])
+	/* batched, B4: what rp_pending() left (this call's own removals, an open batch) */
+	m->cause = upgrade ? RP_C_UPGRADE : RP_C_REUSE;
+	if (conflict[RP_BATCHED])
 		rp_pol_flush(m, RP_BATCHED, t->cpu, mm->cpus, 0);
 	if (j == i)
 		return 0;
+	m->cause = upgrade ? RP_C_UPGRADE : RP_C_REUSE;
 	if (conflict[RP_ORACLE])
 		oracle_flush_all(m, t->cpu);
+	for (k = i; k < j; k++) {
+		const uint64_t *v = rp_iv_val(rp_iv_at(&mm->stale, k));
+
+		for (unsigned int c = 0; c < m->nr_cpus; c++)
+			rp_bound_need(&m->bound, c, v[c], m->tick);
+	}
 	for (k = i; k < j; k++)
 		for (int p = 0; p < RP_NPOL; p++)
 			if (ticks_stale(m, (enum rp_pol_id)p, rp_iv_val(rp_iv_at(&mm->stale, k)))) {
@@ -266,11 +338,20 @@ int rp_reuse(struct rp_model *m, struct rp_task *t, unsigned long start, unsigne
 void rp_batch_end(struct rp_model *m, struct rp_task *t)
 {
 	m->st.batch_ends++;
+	/* batched, B2: try_to_unmap_flush(), unless nothing in it is still owed */
+	m->cause = RP_C_BATCH;
 	if (t->bat_tick && mask_stale(m, RP_BATCHED, t->bat_mask, t->bat_tick))
 		rp_pol_flush(m, RP_BATCHED, t->cpu, t->bat_mask, 0);
+	if (t->mm->bat_open == t)
+		t->mm->bat_open = NULL;
+	m->cause = RP_C_WRITABLE;
 	rp_luf_fold(m, t);
 	if (t->wr_tick && mask_stale(m, RP_ORACLE, t->wr_mask, t->wr_tick))
 		oracle_flush_all(m, t->cpu);
+	if (t->wr_tick)
+		for (unsigned int c = 0; c < m->nr_cpus; c++)
+			if (rp_mask_test(t->wr_mask, c))
+				rp_bound_need(&m->bound, c, t->wr_tick, m->tick);
 	if (t->wr_tick)
 		for (int p = 0; p < RP_NPOL; p++)
 			if (mask_stale(m, (enum rp_pol_id)p, t->wr_mask, t->wr_tick)) {

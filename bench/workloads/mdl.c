@@ -38,6 +38,7 @@
 #include <string.h>
 
 #include "mdl.h"
+#include "rp_bound.h"
 
 #define NR_KEYS 65536u /* LUF's 16-bit keys */
 #define OSET_MAX 64u   /* snapshots in a call's or batch's set before it goes wide */
@@ -50,6 +51,7 @@ struct mmask {
 	int frozen;
 	uint64_t flushed[MDL_NPOL]; /* immediate, batched: all its CPUs flushed at this tick */
 	uint64_t lb;		    /* luf: all its CPUs flushed at or after this (a cache) */
+	uint64_t bcov;		    /* bounds: all its CPUs covered at or after this (a cache) */
 	struct mmask *next;	    /* every mask, for mdl_destroy() */
 };
 
@@ -64,7 +66,8 @@ struct frame {
 struct dom {
 	struct mmask *mask; /* CPUs that ran it (the current snapshot) */
 	struct luf_domain *ldom;
-	uint64_t tick; /* newest removal in it */
+	uint64_t tick;	     /* newest removal in it */
+	struct mmask *rmask; /* its CPUs at that removal (batched: the pending check) */
 };
 
 /* The CPUs of an open call or batch: a few snapshots, or a bitmask when wide. */
@@ -110,6 +113,10 @@ struct mdl {
 	unsigned long long events;
 	void **allocs;
 	unsigned int nr_allocs;
+	struct rp_bound bound;	    /* the lower bounds (bench/replay/rp_bound.h) */
+	enum mdl_cause cause;	    /* of the flushes being issued now */
+	enum luf_abort_cause abort; /* ... if MDL_C_UPGRADE */
+	FILE *explain;
 };
 
 static void *zalloc(struct mdl *m, size_t size)
@@ -129,6 +136,19 @@ const char *mdl_pol_name(enum mdl_pol p)
 	static const char *const n[MDL_NPOL] = {"immediate", "batched", "luf", "oracle"};
 
 	return (unsigned int)p < MDL_NPOL ? n[p] : "?";
+}
+
+const char *mdl_cause_name(enum mdl_cause c)
+{
+	static const char *const n[MDL_NCAUSES] = {"call",  "batch-end", "pending",  "wrprotect",
+						   "reuse", "upgrade",	 "writable", "unmap"};
+
+	return (unsigned int)c < MDL_NCAUSES ? n[c] : "?";
+}
+
+void mdl_explain(struct mdl *m, FILE *f)
+{
+	m->explain = f;
 }
 
 const char *mdl_abort_name(enum luf_abort_cause c)
@@ -215,9 +235,15 @@ static int mask_add_cpu(struct mdl *m, struct mmask *x, unsigned int c)
 
 /* ---- policies' flushes ----------------------------------------------- */
 
-/* Count a flush of @n CPUs (@self: the caller is one of them) at tick @t. */
-static void account(struct mdl *m, enum mdl_pol p, unsigned int n, int self)
+/*
+ * Count a flush of @n CPUs (@self: the caller is one of them); @bits: the
+ * CPUs as a bitmask, or NULL with the masks @x[0..@k-1] (for --explain).
+ */
+static void account(struct mdl *m, enum mdl_pol p, unsigned int n, int self,
+		    const unsigned long *bits, struct mmask *const *x, unsigned int k)
 {
+	m->c[p].cpus += n;
+	m->c[p].by_cause[m->cause]++;
 	if (self)
 		n--;
 	if (n) {
@@ -226,6 +252,38 @@ static void account(struct mdl *m, enum mdl_pol p, unsigned int n, int self)
 	} else {
 		m->c[p].local++;
 	}
+	if (!m->explain)
+		return;
+	fprintf(m->explain, "flush %-9s %-9s %-12s event %-9llu cpu %-4u remote %-5u cpus",
+		mdl_pol_name(p), mdl_cause_name(m->cause),
+		m->cause == MDL_C_UPGRADE ? mdl_abort_name(m->abort) : "-", m->events, m->cur, n);
+	for (unsigned int c = 0; c < m->nr_cpus; c++) {
+		int in = bits ? mask_test(bits, c) : 0;
+
+		for (unsigned int i = 0; !bits && i < k && !in; i++)
+			in = mask_test(x[i]->bits, c);
+		if (in)
+			fprintf(m->explain, " %u", c);
+	}
+	fputc('\n', m->explain);
+}
+
+/* Bounds: the CPUs of @x may cache a translation removed at @r; it must be gone now. */
+static void bound_need(struct mdl *m, const struct mmask *cx, uint64_t r)
+{
+	struct mmask *x = (struct mmask *)(uintptr_t)cx;
+	uint64_t lb = UINT64_MAX;
+
+	if (!r || x->bcov >= r)
+		return;
+	for (unsigned int i = 0; i < x->nw; i++)
+		for (unsigned long b = x->bits[x->widx[i]]; b; b &= b - 1) {
+			unsigned int c = x->widx[i] * 64 + (unsigned int)__builtin_ctzl(b);
+
+			rp_bound_need(&m->bound, c, r, m->tick);
+			lb = lb < m->bound.cov[c] ? lb : m->bound.cov[c];
+		}
+	x->bcov = lb; /* every CPU covered up to here: for the operation bound too */
 }
 
 /* luf: the least done[MDL_LUF] of word @w's CPUs, after those in @bits moved on. */
@@ -268,7 +326,7 @@ static void flush_bits(struct mdl *m, enum mdl_pol p, unsigned int caller,
 		if (p == MDL_LUF)
 			gmin_update(m, w, mask[w]);
 	}
-	account(m, p, n, mask_test(mask, caller));
+	account(m, p, n, mask_test(mask, caller), mask, NULL, 0);
 }
 
 /* Flush the CPUs of the masks @x[0..@k-1]: recorded once per mask. */
@@ -298,7 +356,7 @@ static void flush_masks(struct mdl *m, enum mdl_pol p, unsigned int caller, stru
 		x[i]->flushed[p] = t;
 		x[i]->frozen = 1;
 	}
-	account(m, p, n, self);
+	account(m, p, n, self, NULL, x, k);
 }
 
 static void oset_add(struct mdl *m, struct oset *s, struct mmask *x)
@@ -348,7 +406,7 @@ static void oracle_flush(struct mdl *m, unsigned int caller)
 	if (!n)
 		return;
 	m->ora_clear = ++m->tick;
-	account(m, MDL_ORA, n, mask_test(m->ora_stale, caller));
+	account(m, MDL_ORA, n, mask_test(m->ora_stale, caller), m->ora_stale, NULL, 0);
 	memset(m->ora_stale, 0, m->words * sizeof(unsigned long));
 }
 
@@ -556,7 +614,7 @@ int mdl_create(const struct mdl_config *cfg, struct mdl **out)
 	m->fr = zalloc(m, cfg->nr_frames * sizeof(struct frame));
 	m->dom = zalloc(m, cfg->nr_doms * sizeof(struct dom));
 	if (!m->done[MDL_NPOL - 1] || !m->gmin || !m->gholder || !m->ora_stale || !m->seen_done ||
-	    !m->fr || !m->dom || !m->scratch) {
+	    !m->fr || !m->dom || !m->scratch || rp_bound_init(&m->bound, n)) {
 		mdl_destroy(m);
 		return -ENOMEM;
 	}
@@ -604,6 +662,7 @@ void mdl_destroy(struct mdl *m)
 	}
 	for (unsigned int c = 0; c < m->nr_cpus; c++)
 		free(m->cpu[c].in);
+	rp_bound_fini(&m->bound);
 	for (unsigned int i = 0; i < m->nr_allocs; i++)
 		free(m->allocs[i]);
 	free(m->allocs);
@@ -669,6 +728,7 @@ long mdl_alloc(struct mdl *m, unsigned int cpu, unsigned int tier)
 
 	m->events++;
 	m->cur = cpu;
+	m->cause = MDL_C_REUSE;
 	ret = luf_alloc(cp->fl[tier < m->ntiers ? tier : 0], cp->ro, LUF_ALLOC_MAY_FLUSH, &f);
 	if (ret == -ENOMEM)
 		return -1;
@@ -681,6 +741,7 @@ long mdl_alloc(struct mdl *m, unsigned int cpu, unsigned int tier)
 	if (fr->tick) {
 		if (stale(m, MDL_ORA, fr->mask, fr->tick))
 			oracle_flush(m, cpu);
+		bound_need(m, fr->mask, fr->tick);
 		for (int p = 0; p < MDL_NPOL; p++)
 			if (stale(m, (enum mdl_pol)p, fr->mask, fr->tick))
 				m->c[p].viol[MDL_S1]++;
@@ -709,6 +770,7 @@ static struct mmask *note_removal(struct mdl *m, unsigned int frame)
 	fr->mask = x;
 	fr->tick = t;
 	d->tick = t;
+	d->rmask = x;
 	for (unsigned int i = 0; i < x->nw; i++)
 		m->ora_stale[x->widx[i]] |= x->bits[x->widx[i]];
 	return x;
@@ -728,6 +790,7 @@ void mdl_remove(struct mdl *m, unsigned int cpu, unsigned int frame)
 	fr->removed_wr = fr->writable;
 	oset_add(m, &cp->imm, x);
 	oset_add(m, &cp->bat, x);
+	m->cause = MDL_C_UNMAP;
 	luf_check(m, luf_unmap(fr->writable ? cp->rw : cp->ro, d->ldom, x->bits, flags));
 	if (cp->nr_batch < m->cfg.batch_max)
 		cp->batch[cp->nr_batch++] = frame;
@@ -739,6 +802,8 @@ void mdl_call_end(struct mdl *m, unsigned int cpu)
 {
 	struct cpu *cp = &m->cpu[cpu];
 
+	if (m->cause != MDL_C_WRPROTECT)
+		m->cause = MDL_C_CALL;
 	if (cp->imm.any)
 		oset_flush(m, MDL_IMM, cpu, &cp->imm);
 	oset_clear(&cp->imm);
@@ -752,12 +817,18 @@ void mdl_batch_end(struct mdl *m, unsigned int cpu)
 
 	m->events++;
 	m->cur = cpu;
+	m->cause = MDL_C_CALL;
 	mdl_call_end(m, cpu);
+	/* batched, B2: try_to_unmap_flush() of the CPUs added at each removal (B1) */
+	m->cause = MDL_C_BATCH;
 	if (cp->bat.any)
 		oset_flush(m, MDL_BAT, cpu, &cp->bat);
 	oset_clear(&cp->bat);
+	m->cause = MDL_C_WRITABLE;
 	luf_check(m, luf_pcpu_fold(cp->rw, &wkey)); /* writable: flushed here (S3) */
+	m->cause = MDL_C_UNMAP;
 	luf_check(m, luf_pcpu_fold(cp->ro, &key));
+	m->cause = MDL_C_WRITABLE;
 	if (wkey)
 		m->errors++; /* a writable batch is never deferred */
 	for (unsigned int i = 0; i < cp->nr_batch && !any_wr; i++) {
@@ -772,10 +843,12 @@ void mdl_batch_end(struct mdl *m, unsigned int cpu)
 		unsigned int f = cp->batch[i];
 		struct frame *fr = &m->fr[f];
 
-		if (fr->removed_wr)
+		if (fr->removed_wr) {
+			bound_need(m, fr->mask, fr->tick);
 			for (int p = 0; p < MDL_NPOL; p++)
 				if (stale(m, (enum mdl_pol)p, fr->mask, fr->tick))
 					m->c[p].viol[MDL_S3]++;
+		}
 		fr->dom = ~0u;
 		fr->writable = 0;
 		luf_check(m, luf_free(cp->fl[fr->tier], cp->ro, &fr->lf, fr->removed_wr ? 0 : key));
@@ -791,6 +864,15 @@ void mdl_wrprotect(struct mdl *m, unsigned int cpu, const unsigned int *frames, 
 
 	m->events++;
 	m->cur = cpu;
+	/* batched, B3: change_pte_range() calls flush_tlb_batched_pending() first */
+	m->cause = MDL_C_PENDING;
+	for (unsigned int i = 0; i < n; i++) {
+		struct dom *d = &m->dom[m->fr[frames[i]].dom];
+
+		if (m->fr[frames[i]].writable && d->rmask && stale(m, MDL_BAT, d->rmask, d->tick))
+			flush_masks(m, MDL_BAT, cpu, &d->mask, 1);
+	}
+	m->cause = MDL_C_WRPROTECT;
 	for (unsigned int i = 0; i < n; i++) {
 		struct frame *fr = &m->fr[frames[i]];
 		struct dom *d = &m->dom[fr->dom];
@@ -804,8 +886,10 @@ void mdl_wrprotect(struct mdl *m, unsigned int cpu, const unsigned int *frames, 
 		    m, luf_unmap(cp->rw, d->ldom, x->bits, LUF_PTE_ACCESSIBLE | LUF_PTE_WRITABLE));
 		any = 1;
 	}
-	if (!any)
+	if (!any) {
+		m->cause = MDL_C_CALL;
 		return;
+	}
 	/* mprotect flushes before it returns: immediate and batched alike. */
 	oset_flush(m, MDL_BAT, cpu, &cp->imm);
 	mdl_call_end(m, cpu);
@@ -821,12 +905,14 @@ void mdl_wrprotect(struct mdl *m, unsigned int cpu, const unsigned int *frames, 
 
 		if (!fr->writable)
 			continue;
+		bound_need(m, fr->mask, fr->tick);
 		for (int p = 0; p < MDL_NPOL; p++)
 			if (stale(m, (enum mdl_pol)p, fr->mask, fr->tick))
 				m->c[p].viol[MDL_S3]++;
 		fr->writable = 0;
 		fr->tick = 0;
 	}
+	m->cause = MDL_C_CALL;
 }
 
 void mdl_upgrade(struct mdl *m, unsigned int cpu, unsigned int dom, enum luf_abort_cause cause)
@@ -836,12 +922,21 @@ void mdl_upgrade(struct mdl *m, unsigned int cpu, unsigned int dom, enum luf_abo
 
 	m->events++;
 	m->cur = cpu;
-	/* batched: flush_tlb_batched_pending() */
-	if (stale(m, MDL_BAT, x, d->tick))
+	/*
+	 * batched, B3: flush_tlb_batched_pending(): if a CPU of the newest
+	 * removal (the domain's CPUs then) has not flushed since, flush_tlb_mm()
+	 * of the domain's CPUs now.
+	 */
+	m->cause = MDL_C_PENDING;
+	if (d->rmask && stale(m, MDL_BAT, d->rmask, d->tick))
 		flush_masks(m, MDL_BAT, cpu, &x, 1);
+	m->cause = MDL_C_UPGRADE;
+	m->abort = cause;
 	luf_check(m, luf_abort_domain(m->cpu[cpu].ro, d->ldom, cause));
 	if (stale(m, MDL_ORA, x, d->tick))
 		oracle_flush(m, cpu);
+	if (d->rmask) /* a CPU that joined after the removal caches nothing of it */
+		bound_need(m, d->rmask, d->tick);
 	for (int p = 0; p < MDL_NPOL; p++)
 		if (stale(m, (enum mdl_pol)p, x, d->tick))
 			m->c[p].viol[MDL_S2]++;
@@ -856,6 +951,7 @@ void mdl_ctx_switch(struct mdl *m, unsigned int cpu)
 	snap = luf_local_flush_begin(m->l);
 	for (int p = 0; p < MDL_NPOL; p++)
 		m->done[p][cpu] = t;
+	rp_bound_own(&m->bound, cpu, t);
 	gmin_update(m, cpu / 64, 1ul << (cpu % 64));
 	m->ora_stale[cpu / 64] &= ~(1ul << (cpu % 64));
 	luf_check(m, luf_local_flush_end(m->l, cpu, snap));
@@ -879,4 +975,6 @@ void mdl_result(const struct mdl *m, struct mdl_result *r)
 		r->aborts[a] = luf_stats_sum(m->l, (enum luf_stat_item)(LUF_STAT_ABORT + a));
 	r->luf_errors = m->errors;
 	r->events = m->events;
+	r->bound_cpus = m->bound.cpu_flushes;
+	r->bound_ops = m->bound.ops;
 }

@@ -22,9 +22,12 @@
  *
  * Policies:
  *   immediate  a flush of the domain's CPUs at every call end;
- *   batched    a flush of the batch's CPUs at every batch end, none dieted
- *              (Linux's batched unmap flush, arch_tlbbatch_flush()), and
- *              before a write upgrade of a domain with a batch pending;
+ *   batched    the kernel's batched unmap flush: each removal adds the
+ *              domain's CPUs to the CPU's batch (set_tlb_ubc_flush_pending()),
+ *              one flush of them at every batch end (try_to_unmap_flush()),
+ *              none dieted; before a write upgrade or write-protect,
+ *              flush_tlb_batched_pending(): if a CPU of the domain's newest
+ *              removal has not flushed since, a flush of the domain's CPUs;
  *   luf        the real library with a counting backend: per CPU two
  *              struct luf_pcpu (read-only and writable removals, LUF's
  *              tlb_ubc_ro and tlb_ubc), one struct luf_freelist per CPU and
@@ -33,7 +36,12 @@
  *   oracle     the offline minimum for the same events: a flush only where
  *              a reuse, an upgrade, a write-protect or a batch end with a
  *              writable removal meets a CPU that is still stale, and then
- *              of every stale CPU (optimal interval stabbing).
+ *              of every stale CPU (optimal interval stabbing): it reaches
+ *              the flush-operation bound, not the CPU-flush bound.
+ * Bounds (bench/replay/rp_bound.h, the same source): per (CPU, stale
+ * translation), [removal, reuse / upgrade / batch end / write-protect],
+ * covered by a context switch in between; greedy stabbing per CPU gives the
+ * fewest CPUs flushed, over all CPUs the fewest flush operations.
  *
  * Checker (as bench/replay's, on this model; lib/sim's machine stops at
  * 4096 pages per domain and 2^23 TLB slots): each frame keeps the tick of
@@ -46,16 +54,31 @@
 #define MDL_H
 
 #include <stdint.h>
+#include <stdio.h>
 #include <luf/luf.h>
 
 enum mdl_pol { MDL_IMM, MDL_BAT, MDL_LUF, MDL_ORA, MDL_NPOL };
 enum mdl_rule { MDL_S1, MDL_S2, MDL_S3, MDL_S4, MDL_NRULES };
+/* What forced a flush (--explain; mdl_cause_name()). */
+enum mdl_cause {
+	MDL_C_CALL,    /* immediate: the end of a call (mdl_call_end()) */
+	MDL_C_BATCH,   /* batched: the end of a batch (try_to_unmap_flush()) */
+	MDL_C_PENDING, /* batched: flush_tlb_batched_pending() before an upgrade or write-protect */
+	MDL_C_WRPROTECT, /* the write-protect call's own flush (mprotect) */
+	MDL_C_REUSE,	 /* a frame handed out again while still owed (luf: allocation) */
+	MDL_C_UPGRADE,	 /* write permission granted (luf: luf_abort_domain(cause)) */
+	MDL_C_WRITABLE,	 /* a writable removal at its batch end (S3) */
+	MDL_C_UNMAP,	 /* luf: inside luf_unmap() or a fold of a full set */
+	MDL_NCAUSES
+};
 
 struct mdl_counts {
 	unsigned long long remote;   /* nr_tlb_remote_flush */
 	unsigned long long received; /* nr_tlb_remote_flush_received (IPIs) */
 	unsigned long long local;    /* nr_tlb_local_flush_all (own CPU only) */
+	unsigned long long cpus;     /* CPUs flushed: received + the caller's own in an operation */
 	unsigned long long viol[MDL_NRULES];
+	unsigned long long by_cause[MDL_NCAUSES]; /* flush operations (remote + local) */
 };
 
 struct mdl_config {
@@ -69,6 +92,8 @@ struct mdl_config {
 struct mdl;
 
 int mdl_create(const struct mdl_config *cfg, struct mdl **out);
+/* --explain: one line per flush of every policy on @f (NULL: none). */
+void mdl_explain(struct mdl *m, FILE *f);
 void mdl_destroy(struct mdl *m);
 /* Add @cpu to @dom's CPU mask (it ran a thread of it; never shrinks). */
 void mdl_dom_add_cpu(struct mdl *m, unsigned int dom, unsigned int cpu);
@@ -99,11 +124,13 @@ struct mdl_result {
 	long aborts[LUF_ABORT_NR_CAUSES];
 	long luf_errors; /* luf calls that returned an error (must be 0) */
 	unsigned long long events;
+	unsigned long long bound_cpus, bound_ops; /* the lower bounds (bench/replay/rp_bound.h) */
 };
 void mdl_result(const struct mdl *m, struct mdl_result *r);
 
 const char *mdl_pol_name(enum mdl_pol p);
 const char *mdl_abort_name(enum luf_abort_cause c);
+const char *mdl_cause_name(enum mdl_cause c);
 
 /* The workloads (mdl_work.c). */
 struct mdl_work_opt {
@@ -113,6 +140,7 @@ struct mdl_work_opt {
 	unsigned int ctx_permille; /* full local flushes per 1000 steps of a CPU */
 	unsigned int wf_permille;  /* write faults (upgrades) per 1000 steps */
 	unsigned long migrated;	   /* out: pages migrated (tiering, compaction) */
+	FILE *explain;		   /* in: --explain (mdl_explain()), or NULL */
 };
 enum mdl_model { MDL_RECLAIM, MDL_TIERING, MDL_COMPACTION, MDL_JIT, MDL_ALLOC, MDL_NMODELS };
 const char *mdl_model_name(enum mdl_model w);

@@ -6,7 +6,7 @@
  *
  * Usage: luf-workloads [--model NAME|all] [--cpus N[,N...]] [--runs N]
  *                   [--steps N] [--max-steps N] [--seed N] [--ctx N] [--wf N]
- *                   [--data FILE]
+ *                   [--data FILE] [--explain]
  *   --steps   steps per CPU (default 2000)
  *   --max-steps  at most this many steps per run: a configuration whose
  *             CPUs x --steps is larger runs max-steps / CPUs steps per CPU
@@ -16,10 +16,15 @@
  *   --ctx     full local flushes per 1000 steps of a CPU (default 5)
  *   --wf      write faults per 1000 steps (default 1)
  *   --data    also write one line per (model, CPUs) of medians for gnuplot
+ *   --explain one line per flush of every policy on stderr (what forced it,
+ *             its CPUs), and per model the flush operations by cause
  * Output: a markdown table per model: medians over the runs [min-max].
  * --data lines: model/CPUs, remote flushes (immediate batched luf oracle),
  * IPIs (same order), luf vs batched %, luf vs oracle %, steps/CPU, luf
- * aborts (all medians).
+ * aborts, luf / CPU-flush bound, luf / flush-operation bound (all medians).
+ * Every run is checked: no violation, every policy at or above both lower
+ * bounds (bench/replay/rp_bound.h), batched and luf at or below immediate
+ * in flush operations; a failure counts in the violations column.
  * Ratios are computed within each run, then their median is taken.
  * Exit status: 0; 1 a safety violation or a luf error; 2 usage.
  */
@@ -83,13 +88,14 @@ struct opts {
 	uint64_t seed;
 	unsigned int ctx, wf;
 	const char *data;
+	int explain;
 };
 
 static int usage(void)
 {
 	fprintf(stderr, "usage: luf-workloads [--model reclaim|tiering|compaction|jit|alloc|all] "
 			"[--cpus N[,N...]] [--runs N] [--steps N] [--max-steps N] [--seed N] "
-			"[--ctx N] [--wf N] [--data FILE]\n");
+			"[--ctx N] [--wf N] [--data FILE] [--explain]\n");
 	return 2;
 }
 
@@ -99,6 +105,10 @@ static int parse(int argc, char **argv, struct opts *o)
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 		char *end;
 
+		if (!strcmp(a, "--explain")) {
+			o->explain = 1;
+			continue;
+		}
 		if (!v)
 			return -1;
 		i++;
@@ -165,9 +175,42 @@ struct runs {
 	double skipped[MAX_RUNS], dropped[MAX_RUNS], aborts[MAX_RUNS];
 	double vs_bat[MAX_RUNS], vs_imm[MAX_RUNS], vs_ora[MAX_RUNS];
 	double ipi_per_k[MDL_NPOL][MAX_RUNS];
+	double bcpus[MAX_RUNS], bops[MAX_RUNS], luf_bcpus[MAX_RUNS], luf_bops[MAX_RUNS];
 	long abort_cause[LUF_ABORT_NR_CAUSES];
-	unsigned long long viol, errors;
+	unsigned long long by_cause[MDL_NPOL][MDL_NCAUSES];
+	unsigned long long viol, errors, order;
 };
+
+static double ratio(unsigned long long a, unsigned long long b)
+{
+	return b ? (double)a / (double)b : (a ? 1e9 : 1.0);
+}
+
+/* Bounds and order (see the head comment): the number of properties broken. */
+static unsigned long long check_order(const struct mdl_result *r, unsigned int cpus, uint64_t seed,
+				      enum mdl_model w)
+{
+	unsigned long long bad = 0;
+
+	for (int p = 0; p < MDL_NPOL; p++) {
+		const struct mdl_counts *c = &r->c[p];
+		unsigned long long ops = c->remote + c->local;
+
+		if (c->cpus < r->bound_cpus || ops < r->bound_ops ||
+		    (p != MDL_IMM && p != MDL_ORA &&
+		     ops > r->c[MDL_IMM].remote + r->c[MDL_IMM].local)) {
+			bad++;
+			fprintf(
+			    stderr,
+			    "luf-workloads: %s, %u CPUs, seed %llu: %s: %llu CPUs flushed (bound "
+			    "%llu), %llu flushes (bound %llu, immediate %llu)\n",
+			    mdl_model_name(w), cpus, (unsigned long long)seed,
+			    mdl_pol_name((enum mdl_pol)p), c->cpus, r->bound_cpus, ops,
+			    r->bound_ops, r->c[MDL_IMM].remote + r->c[MDL_IMM].local);
+		}
+	}
+	return bad;
+}
 
 static int run_config(const struct opts *o, enum mdl_model m, unsigned int cpus, struct runs *R)
 {
@@ -177,7 +220,8 @@ static int run_config(const struct opts *o, enum mdl_model m, unsigned int cpus,
 					  .steps = steps_for(o, cpus),
 					  .seed = o->seed + k,
 					  .ctx_permille = o->ctx,
-					  .wf_permille = o->wf};
+					  .wf_permille = o->wf,
+					  .explain = o->explain ? stderr : NULL};
 		struct mdl_result r;
 		int ret = mdl_work_run(m, &wo, &r);
 		double a = 0;
@@ -207,6 +251,14 @@ static int run_config(const struct opts *o, enum mdl_model m, unsigned int cpus,
 		R->vs_imm[k] = pct((double)r.c[MDL_LUF].remote, (double)r.c[MDL_IMM].remote);
 		R->vs_ora[k] = pct((double)r.c[MDL_LUF].remote, (double)r.c[MDL_ORA].remote);
 		R->errors += (unsigned long long)r.luf_errors;
+		R->order += check_order(&r, cpus, wo.seed, m);
+		R->bcpus[k] = (double)r.bound_cpus;
+		R->bops[k] = (double)r.bound_ops;
+		R->luf_bcpus[k] = ratio(r.c[MDL_LUF].cpus, r.bound_cpus);
+		R->luf_bops[k] = ratio(r.c[MDL_LUF].remote + r.c[MDL_LUF].local, r.bound_ops);
+		for (int p = 0; p < MDL_NPOL; p++)
+			for (int c = 0; c < MDL_NCAUSES; c++)
+				R->by_cause[p][c] += r.c[p].by_cause[c];
 	}
 	return 0;
 }
@@ -229,7 +281,34 @@ static void print_row(const struct opts *o, unsigned int cpus, const struct runs
 	cell(R->vs_imm, n, "%+.1f%%");
 	cell(R->vs_bat, n, "%+.1f%%");
 	cell(R->vs_ora, n, "%+.1f%%");
-	printf(" %llu |\n", R->viol + R->errors);
+	cell(R->bcpus, n, "%.0f");
+	cell(R->bops, n, "%.0f");
+	cell(R->luf_bcpus, n, "%.2f");
+	cell(R->luf_bops, n, "%.2f");
+	printf(" %llu |\n", R->viol + R->errors + R->order);
+}
+
+/* --explain: the flush operations of every policy by cause, all runs summed. */
+static void print_causes(const struct opts *o, unsigned long long (*causes)[MDL_NPOL][MDL_NCAUSES])
+{
+	printf("\nFlush operations by cause (all runs; --explain):\n\n| CPUs | policy |");
+	for (int c = 0; c < MDL_NCAUSES; c++)
+		printf(" %s |", mdl_cause_name((enum mdl_cause)c));
+	printf(" total |\n|---|---|");
+	for (int c = 0; c <= MDL_NCAUSES; c++)
+		printf("---|");
+	printf("\n");
+	for (unsigned int i = 0; i < o->ncpus; i++)
+		for (int p = 0; p < MDL_NPOL; p++) {
+			unsigned long long t = 0;
+
+			printf("| %u | %s |", o->cpus[i], mdl_pol_name((enum mdl_pol)p));
+			for (int c = 0; c < MDL_NCAUSES; c++) {
+				printf(" %llu |", causes[i][p][c]);
+				t += causes[i][p][c];
+			}
+			printf(" %llu |\n", t);
+		}
 }
 
 /* Say so when a configuration ran fewer steps per CPU than --steps. */
@@ -265,6 +344,7 @@ int main(int argc, char **argv)
 			 .ctx = 5,
 			 .wf = 1};
 	static struct runs R;
+	static unsigned long long causes[MAX_CPUS_ARGS][MDL_NPOL][MDL_NCAUSES];
 	FILE *data = NULL;
 	int bad = 0;
 
@@ -284,19 +364,25 @@ int main(int argc, char **argv)
 			continue;
 		printf("\n#### %s\n\n%s.\n\n", mdl_model_name((enum mdl_model)m),
 		       mdl_model_what((enum mdl_model)m));
-		printf("| CPUs | steps/CPU | remote flushes: immediate | batched | luf | oracle "
-		       "| IPIs received: immediate | batched | luf | oracle |%s"
-		       " luf skipped by diet | CPUs dieted | luf aborts "
-		       "| luf vs immediate | luf vs batched | luf vs oracle | violations |\n",
-		       migr ? " IPIs/1000 migrated: immediate | batched | luf | oracle |" : "");
-		printf("|---|---|---|---|---|---|---|---|---|---|%s---|---|---|---|---|---|---|\n",
+		printf(
+		    "| CPUs | steps/CPU | remote flushes: immediate | batched | luf | oracle "
+		    "| IPIs received: immediate | batched | luf | oracle |%s"
+		    " luf skipped by diet | CPUs dieted | luf aborts "
+		    "| luf vs immediate | luf vs batched | luf vs oracle | CPU-flush bound "
+		    "| flush-operation bound | luf / CPU-flush bound | luf / flush-operation bound "
+		    "| violations |\n",
+		    migr ? " IPIs/1000 migrated: immediate | batched | luf | oracle |" : "");
+		printf("|---|---|---|---|---|---|---|---|---|---|%s---|---|---|---|---|---|---|---|"
+		       "---|---|"
+		       "---|\n",
 		       migr ? "---|---|---|---|" : "");
 		for (unsigned int i = 0; i < o.ncpus; i++) {
 			if (run_config(&o, (enum mdl_model)m, o.cpus[i], &R))
 				return 1;
 			print_row(&o, o.cpus[i], &R, migr);
 			fflush(stdout);
-			bad |= R.viol || R.errors;
+			bad |= R.viol || R.errors || R.order;
+			memcpy(causes[i], R.by_cause, sizeof(causes[i]));
 			if (data) {
 				fprintf(data, "%s/%u", mdl_model_name((enum mdl_model)m),
 					o.cpus[i]);
@@ -304,10 +390,12 @@ int main(int argc, char **argv)
 					fprintf(data, " %.0f", stat_of(R.remote[p], o.runs).med);
 				for (int p = 0; p < MDL_NPOL; p++)
 					fprintf(data, " %.0f", stat_of(R.ipis[p], o.runs).med);
-				fprintf(data, " %.2f %.2f %lu %.0f\n",
+				fprintf(data, " %.2f %.2f %lu %.0f %.3f %.3f\n",
 					stat_of(R.vs_bat, o.runs).med,
 					stat_of(R.vs_ora, o.runs).med, steps_for(&o, o.cpus[i]),
-					stat_of(R.aborts, o.runs).med);
+					stat_of(R.aborts, o.runs).med,
+					stat_of(R.luf_bcpus, o.runs).med,
+					stat_of(R.luf_bops, o.runs).med);
 			}
 			if (i + 1 == o.ncpus) {
 				printf("\nluf aborts by cause (all runs):");
@@ -317,6 +405,8 @@ int main(int argc, char **argv)
 					       c + 1 < LUF_ABORT_NR_CAUSES ? "," : "");
 				printf(" (%u CPUs)\n", o.cpus[i]);
 				footnote(&o);
+				if (o.explain)
+					print_causes(&o, causes);
 			}
 		}
 	}

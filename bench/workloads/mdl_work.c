@@ -418,6 +418,7 @@ int mdl_work_run(enum mdl_model which, struct mdl_work_opt *o, struct mdl_result
 		return -ENOMEM;
 	ret = mdl_create(&cfg, &w.m);
 	if (!ret) {
+		mdl_explain(w.m, o->explain);
 		static int (*const run[MDL_NMODELS])(struct wl *) = {
 		    run_reclaim, run_tiering, run_compaction, run_jit, run_alloc};
 
