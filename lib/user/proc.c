@@ -55,6 +55,7 @@ struct luf_thread {
 	struct node_list later; /* flushed, found while @wait's snapshot was pending */
 	unsigned long *snap;	/* each thread's reader counter at the snapshot, 0 if even */
 	unsigned long misses;	/* luf_reuse() calls in a row that found nothing */
+	unsigned long ticks;	/* luf_reuse() calls, for the periodic grace check */
 };
 
 struct luf_proc {
@@ -587,15 +588,15 @@ static bool adopt(struct luf_thread *t)
 }
 
 /*
- * Take every object of the free list, flushing first if they still owe it
+ * Take the objects of the free list that owe no flush, or with
+ * LUF_ALLOC_MAY_FLUSH every object, flushing first if they still owe it
  * (luf_alloc() flushes once for the whole pend list): ready if no reader
  * is inside a section now, else held back. Return: 1 if objects were
- * taken, 0 if the list was empty, or the flush's error.
+ * taken, 0 if none was, or the flush's error.
  */
-static int take_flushed(struct luf_thread *t)
+static int take_flushed(struct luf_thread *t, unsigned int flags)
 {
 	struct node_list list = {0};
-	unsigned int flags = LUF_ALLOC_MAY_FLUSH;
 	struct luf_folio *f;
 	int ret;
 
@@ -604,7 +605,8 @@ static int take_flushed(struct luf_thread *t)
 		flags = 0; /* the rest are clean now: never a second flush */
 	}
 	if (!list.head)
-		return ret == -ENOMEM ? 0 : ret;
+		return ret == -ENOMEM || (ret == -EAGAIN && !(flags & LUF_ALLOC_MAY_FLUSH)) ? 0
+											    : ret;
 	if (!readers_inside(t->proc))
 		splice(&t->ready, &list);
 	else
@@ -619,6 +621,7 @@ static unsigned long on_free_list(const struct luf_thread *t)
 
 int luf_reuse(struct luf_thread *t, struct luf_node **out)
 {
+	unsigned long batch, free;
 	int ret;
 
 	if (!thread_ok(t))
@@ -629,7 +632,7 @@ int luf_reuse(struct luf_thread *t, struct luf_node **out)
 	if (!t->ready.head)
 		advance(t);
 	if (!t->ready.head) {
-		ret = take_flushed(t);
+		ret = take_flushed(t, LUF_ALLOC_MAY_FLUSH);
 		/*
 		 * Nothing on the free list. A part batch is folded (and so
 		 * flushed for) only after a whole batch of calls found nothing,
@@ -640,7 +643,7 @@ int luf_reuse(struct luf_thread *t, struct luf_node **out)
 		if (!ret && t->open.head && !t->wait.head && t->misses >= t->proc->batch) {
 			ret = fold_open(t);
 			if (!ret)
-				ret = take_flushed(t);
+				ret = take_flushed(t, LUF_ALLOC_MAY_FLUSH);
 		}
 		if (!ret && adopt(t))
 			advance(t);
@@ -654,12 +657,28 @@ int luf_reuse(struct luf_thread *t, struct luf_node **out)
 	t->misses = 0;
 	*out = pop(&t->ready);
 	/*
-	 * Running low, with objects on the free list and no grace period
-	 * under way: start the next one now (its flush, if still owed, and
-	 * its snapshot), so that it has passed when the ready list runs out.
+	 * Keep a grace period under way while objects wait for one, so they
+	 * reach the ready list before it runs out: a stalled reader (one
+	 * preempted inside its section) is then absorbed by what is ready
+	 * instead of by new allocations. A period that needs a flush starts
+	 * when the ready list runs low or the free list outgrows it (so a
+	 * flush moves about half of what the thread holds, and stays rare);
+	 * objects that owe no flush (another thread's flush covered them)
+	 * start one as soon as a batch of them is on the free list. A pending
+	 * period is checked when the ready list is short, else every 16th call
+	 * (the scan reads lines the readers write).
 	 */
-	if (t->ready.nr < t->proc->batch / 2 && !t->wait.head && on_free_list(t))
-		take_flushed(t);
+	batch = t->proc->batch;
+	free = on_free_list(t);
+	if (t->wait.head) {
+		if (t->ready.nr < batch || !(++t->ticks % 16))
+			advance(t);
+	} else if ((t->ready.nr < batch / 2 && free) ||
+		   free > (t->ready.nr > batch ? t->ready.nr : batch)) {
+		take_flushed(t, LUF_ALLOC_MAY_FLUSH);
+	} else if (free >= batch) {
+		take_flushed(t, 0);
+	}
 	return 0;
 }
 

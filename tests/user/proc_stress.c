@@ -14,7 +14,7 @@
  * Under ThreadSanitizer (label tsan) a reuse not ordered after the
  * sections that read the object is a reported race as well.
  *
- * Usage: luf_proc_stress [--threads N] [--ops N] [--hold N]
+ * Usage: luf_proc_stress [--threads N] [--ops N] [--hold N] [--slots N] [--batch N]
  */
 #define _GNU_SOURCE
 #include <luf/luf_proc.h>
@@ -25,7 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SLOTS 32
+#define MAX_SLOTS 32
 #define WORDS 8
 
 struct obj {
@@ -35,7 +35,8 @@ struct obj {
 };
 
 static struct luf_proc *proc;
-static struct obj *_Atomic slot[SLOTS];
+static struct obj *_Atomic slot[MAX_SLOTS];
+static unsigned int slots = MAX_SLOTS;
 static atomic_ulong next_stamp = 1;
 static unsigned int threads = 2, hold = 64;
 static unsigned long ops = 200000;
@@ -71,7 +72,7 @@ static void read_one(struct worker *w, struct luf_thread *t)
 	bool bad = false;
 
 	luf_read_lock(t);
-	o = atomic_load_explicit(&slot[rnd(w) % SLOTS], memory_order_acquire);
+	o = atomic_load_explicit(&slot[rnd(w) % slots], memory_order_acquire);
 	s = atomic_load_explicit(&o->stamp, memory_order_relaxed);
 	for (unsigned int k = 0; k < hold; k++) /* a longer section: more overlap */
 		for (int i = 0; i < WORDS; i++)
@@ -104,7 +105,7 @@ static void update_one(struct worker *w, struct luf_thread *t)
 		return;
 	}
 	fill(o);
-	old = atomic_exchange(&slot[rnd(w) % SLOTS], o);
+	old = atomic_exchange(&slot[rnd(w) % slots], o);
 	ret = luf_retire(t, &old->node);
 	if (ret)
 		w->err = ret;
@@ -149,10 +150,18 @@ int main(int argc, char **argv)
 			threads = (unsigned int)strtoul(argv[i + 1], NULL, 0);
 		else if (!strcmp(argv[i], "--ops"))
 			ops = strtoul(argv[i + 1], NULL, 0);
+		else if (!strcmp(argv[i], "--batch"))
+			cfg.batch = (unsigned int)strtoul(argv[i + 1], NULL, 0);
+		else if (!strcmp(argv[i], "--slots"))
+			slots = (unsigned int)strtoul(argv[i + 1], NULL, 0);
 		else if (!strcmp(argv[i], "--hold"))
 			hold = (unsigned int)strtoul(argv[i + 1], NULL, 0);
 		else
 			break;
+	}
+	if (slots < 1 || slots > MAX_SLOTS) {
+		fprintf(stderr, "luf_proc_stress: --slots must be 1..%d\n", MAX_SLOTS);
+		return 2;
 	}
 	if (threads < 1 || threads > 8) {
 		fprintf(stderr, "luf_proc_stress: --threads must be 1..8\n");
@@ -163,7 +172,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "luf_proc_stress: luf_proc_create: %d\n", ret);
 		return ret == -ENOSYS || ret == -EPERM ? 77 : 1;
 	}
-	for (int i = 0; i < SLOTS; i++) {
+	for (unsigned int i = 0; i < slots; i++) {
 		struct obj *o = calloc(1, sizeof(*o));
 
 		if (!o)
@@ -190,7 +199,7 @@ int main(int argc, char **argv)
 	printf("luf_proc_stress: %u threads, %lu reads, %lu updates (%lu reused, %lu new), "
 	       "%lu system calls, %lu violations\n",
 	       threads, r, u, re, m, luf_user_calls(luf_proc_backend(proc)), v);
-	for (int i = 0; i < SLOTS; i++)
+	for (unsigned int i = 0; i < slots; i++)
 		free(atomic_load(&slot[i]));
 	if (luf_proc_destroy(proc, release, NULL))
 		return 1;
