@@ -33,8 +33,11 @@ done
 "$build/examples/demo/luf-demo" "$@"
 echo
 echo "The demo above models kernel reclaim of read-only page cache, where luf defers"
-echo "nearly every flush. The traces below are programs' own munmaps, mostly of writable"
-echo "heap that no policy may defer: there luf saves what batching saves, and no more"
-echo "(bench/replay/README.md)."
+echo "nearly every flush: that is where its savings are (reclaim, migration, tiering)."
+echo "The traces below are programs' own munmaps, mostly of writable heap that no policy"
+echo "may defer. What luf saves there against batched comes from elsewhere: the kernel's"
+echo "batching flushes a whole address space when another thread changes it while a"
+echo "batch is pending (flush_tlb_batched_pending()); luf flushes only the CPUs that"
+echo "still owe a flush (bench/replay/README.md)."
 echo
 "$build/bench/replay/luf-replay" --png "$build/shootdowns.png" bench/traces/*.strace.gz
