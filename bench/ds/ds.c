@@ -33,18 +33,16 @@
  * that did not run or an error; 2 usage.
  */
 #define _GNU_SOURCE
-#include <dlfcn.h>
 #include <pthread.h>
 #include <sched.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "ds.h"
+#include "syscount.h"
 
 #define MAX_LIST 8
 #define MAX_RUNS 15
@@ -67,34 +65,9 @@ static struct {
 	int smoke;
 } opt = {NULL, NULL, {1, 2}, 2, {1, 10, 50}, 3, 5, 0.6, 0, 0};
 
-static atomic_ulong membarriers, futexes;
 static atomic_int go, release_threads;
 static atomic_uint ready, done;
 static const struct ds_scheme *cur;
-
-/*
- * Count the membarrier(2) and futex(2) calls of every library in the
- * process: lib/user, liburcu and ds_every.c issue them through syscall(3),
- * which this definition interposes (the executable's symbol comes first).
- */
-long syscall(long nr, ...)
-{
-	static long (*real)(long, ...);
-	long a[6];
-	va_list ap;
-
-	va_start(ap, nr);
-	for (int i = 0; i < 6; i++)
-		a[i] = va_arg(ap, long);
-	va_end(ap);
-	if (nr == __NR_membarrier)
-		atomic_fetch_add_explicit(&membarriers, 1, memory_order_relaxed);
-	else if (nr == __NR_futex)
-		atomic_fetch_add_explicit(&futexes, 1, memory_order_relaxed);
-	if (!real)
-		*(void **)&real = dlsym(RTLD_NEXT, "syscall");
-	return real(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
-}
 
 static double clock_s(clockid_t id)
 {
@@ -209,8 +182,8 @@ static struct result run_one(const struct ds_scheme *s, unsigned int T, unsigned
 		pthread_create(&th[i], NULL, thread_main, &thr[i]);
 	while (atomic_load(&ready) < T)
 		usleep(500);
-	mb0 = atomic_load(&membarriers);
-	fx0 = atomic_load(&futexes);
+	mb0 = syscount_membarriers();
+	fx0 = syscount_futexes();
 	cpu0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
 	t0 = ds_now();
 	atomic_store(&go, 1);
@@ -225,8 +198,8 @@ static struct result run_one(const struct ds_scheme *s, unsigned int T, unsigned
 	while (atomic_load(&done) < T)
 		usleep(200);
 	cpu = clock_s(CLOCK_PROCESS_CPUTIME_ID) - cpu0;
-	mb = atomic_load(&membarriers) - mb0;
-	fx = atomic_load(&futexes) - fx0;
+	mb = syscount_membarriers() - mb0;
+	fx = syscount_futexes() - fx0;
 	atomic_store(&release_threads, 1);
 	for (unsigned int i = 0; i < T; i++)
 		pthread_join(th[i], NULL);

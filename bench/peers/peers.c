@@ -22,19 +22,17 @@
  * error; 2 usage.
  */
 #define _GNU_SOURCE
-#include <dlfcn.h>
 #include <limits.h>
 #include <pthread.h>
 #include <sched.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "peers.h"
+#include "syscount.h"
 
 struct peer_blk *peer_pool;
 atomic_ulong *peer_slot;
@@ -49,40 +47,10 @@ static struct {
 	const char *only, *data;
 } opt = {2, 5, 2, 256, 0, 400000, 1024, 3.0, NULL, NULL};
 
-static atomic_ulong membarriers;
 static atomic_int go, stop;
 static atomic_uint ready; /* threads whose slots all name a block */
 static atomic_uint done;  /* threads out of the loop (quota reached, or stop) */
 static const struct peer_mech *mech;
-
-/*
- * Count membarrier(2) calls of every library in the process: liburcu and
- * lib/user issue them through syscall(3), which this definition interposes
- * (the executable's symbol comes first) before calling the C library's.
- */
-long syscall(long nr, ...)
-{
-	static long (*real)(long, ...);
-	long a[6];
-	va_list ap;
-
-	va_start(ap, nr);
-	for (int i = 0; i < 6; i++)
-		a[i] = va_arg(ap, long);
-	va_end(ap);
-#if defined(__NR_membarrier)
-	if (nr == __NR_membarrier)
-		atomic_fetch_add_explicit(&membarriers, 1, memory_order_relaxed);
-#endif
-	if (!real)
-		*(void **)&real = dlsym(RTLD_NEXT, "syscall");
-	return real(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
-}
-
-unsigned long peer_membarriers(void)
-{
-	return atomic_load(&membarriers);
-}
 
 double peer_now(void)
 {
@@ -270,7 +238,7 @@ static struct result run_one(const struct peer_mech *m)
 	 */
 	while (atomic_load(&ready) < T)
 		usleep(1000);
-	mb0 = peer_membarriers();
+	mb0 = syscount_membarriers();
 	gp0 = m->grace_periods();
 	for (unsigned int i = 0; i < T; i++)
 		peer_thr[i].frees = 0, peer_thr[i].waits = 0, peer_thr[i].nwait = 0;
@@ -299,7 +267,7 @@ static struct result run_one(const struct peer_mech *m)
 		nw += t->nwait;
 	}
 	r.fps = (double)frees / secs;
-	r.barriers = 1e6 * (double)(peer_membarriers() - mb0) / (double)(frees ? frees : 1);
+	r.barriers = 1e6 * (double)(syscount_membarriers() - mb0) / (double)(frees ? frees : 1);
 	r.gps = gp0 == ULONG_MAX
 		    ? -1
 		    : 1e6 * (double)(m->grace_periods() - gp0) / (double)(frees ? frees : 1);

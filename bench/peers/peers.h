@@ -98,7 +98,5 @@ void peer_held(struct peer_thr *t, long n);
 
 extern const struct peer_mech peer_luf, peer_every, peer_urcu_call, peer_urcu_sync, peer_ck;
 
-/* membarrier(2) calls of the whole process so far (every library's). */
-unsigned long peer_membarriers(void);
 
 #endif /* PEERS_H */
