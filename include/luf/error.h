@@ -39,8 +39,8 @@ LUF_BEGIN_DECLS
  * @arg: the argument given to luf_set_error_hook()
  *
  * Called on the failing thread, after luf_last_error() was updated and
- * before the failing call returns; @fn and @what are string constants. It
- * may call luf_last_error(); a set-up failure inside the hook is recorded
+ * before the failing call returns; @fn and @what are valid for the call
+ * only (copy them to keep them). It may call luf_last_error(); a set-up failure inside the hook is recorded
  * but does not call the hook again.
  */
 typedef void luf_error_hook_fn(int err, const char *fn, const char *what, void *arg);

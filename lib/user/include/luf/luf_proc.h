@@ -11,8 +11,8 @@
  *                            allocated inside
  *   luf_thread_register()    once per thread; luf_thread_unregister()
  *                            hands what the thread still holds to the others
- *   luf_read_lock()/unlock() around every read of shared objects: two
- *                            plain stores, no fence, no atomic RMW
+ *   luf_read_lock()/unlock() around every read of shared objects: one
+ *                            release store each, no fence, no atomic RMW
  *   luf_retire()             an object readers can no longer reach: no
  *                            system call, no allocation, no shared write
  *   luf_reuse()              an object retired earlier that no reader can
@@ -309,10 +309,16 @@ int luf_retire(struct luf_thread *t, struct luf_node *n);
  * row found nothing, the thread's part batch, folded and flushed; else
  * objects other threads handed over when they unregistered. Objects some
  * reader may still be reading are kept back until every section open at
- * the check has closed (a later call hands them out).
+ * the check has closed (a later call hands them out). While objects wait,
+ * a call that hands one out may also start the next such wait: when the
+ * free list has outgrown the ready list, or the ready list runs low, its
+ * objects are flushed (if still owed) and checked, so that a reader
+ * preempted inside its section does not leave the thread with nothing to
+ * reuse. Source: the grace-period pipeline of RCU implementations
+ * (liburcu's call_rcu batches), with luf's deferred, skippable flush.
  *
- * Context: may flush (one membarrier(2) call) when a pend object still
- * owes it; otherwise no system call and no allocation. Never waits for a
+ * Context: may flush (one membarrier(2) call) when pend objects still
+ * owe it; otherwise no system call and no allocation. Never waits for a
  * reader.
  * Return: 0 and *@out set (the node as retired; the object is the
  * caller's again); -EAGAIN if no retired object is reusable yet (allocate
