@@ -23,8 +23,10 @@
  * IPIs (same order), luf vs batched %, luf vs oracle %, steps/CPU, luf
  * aborts, luf / CPU-flush bound, luf / flush-operation bound (all medians).
  * Every run is checked: no violation, every policy at or above both lower
- * bounds (bench/replay/rp_bound.h), batched and luf at or below immediate
- * in flush operations; a failure counts in the violations column.
+ * bounds (lib/sim/luf_cmp.h), the oracle exactly at the flush-operation
+ * bound (that bound's stabbing, computed apart), batched and luf at or
+ * below immediate in flush operations; a failure counts in the violations
+ * column.
  * Ratios are computed within each run, then their median is taken.
  * Exit status: 0; 1 a safety violation or a luf error; 2 usage.
  */
@@ -171,13 +173,13 @@ static unsigned long steps_for(const struct opts *o, unsigned int cpus)
 
 /* Per run values of one configuration. */
 struct runs {
-	double remote[MDL_NPOL][MAX_RUNS], ipis[MDL_NPOL][MAX_RUNS];
+	double remote[LUF_CMP_NPOL][MAX_RUNS], ipis[LUF_CMP_NPOL][MAX_RUNS];
 	double skipped[MAX_RUNS], dropped[MAX_RUNS], aborts[MAX_RUNS];
 	double vs_bat[MAX_RUNS], vs_imm[MAX_RUNS], vs_ora[MAX_RUNS];
-	double ipi_per_k[MDL_NPOL][MAX_RUNS];
+	double ipi_per_k[LUF_CMP_NPOL][MAX_RUNS];
 	double bcpus[MAX_RUNS], bops[MAX_RUNS], luf_bcpus[MAX_RUNS], luf_bops[MAX_RUNS];
 	long abort_cause[LUF_ABORT_NR_CAUSES];
-	unsigned long long by_cause[MDL_NPOL][MDL_NCAUSES];
+	unsigned long long by_cause[LUF_CMP_NPOL][LUF_CMP_NCAUSES];
 	unsigned long long viol, errors, order;
 };
 
@@ -192,21 +194,22 @@ static unsigned long long check_order(const struct mdl_result *r, unsigned int c
 {
 	unsigned long long bad = 0;
 
-	for (int p = 0; p < MDL_NPOL; p++) {
-		const struct mdl_counts *c = &r->c[p];
-		unsigned long long ops = c->remote + c->local;
+	for (int p = 0; p < LUF_CMP_NPOL; p++) {
+		const struct luf_cmp_counts *c = &r->c[p];
+		unsigned long long ops = c->flushes;
 
 		if (c->cpus < r->bound_cpus || ops < r->bound_ops ||
-		    (p != MDL_IMM && p != MDL_ORA &&
-		     ops > r->c[MDL_IMM].remote + r->c[MDL_IMM].local)) {
+		    (p == LUF_CMP_ORACLE && ops != r->bound_ops) ||
+		    (p != LUF_CMP_IMMEDIATE && p != LUF_CMP_ORACLE &&
+		     ops > r->c[LUF_CMP_IMMEDIATE].flushes)) {
 			bad++;
 			fprintf(
 			    stderr,
 			    "luf-workloads: %s, %u CPUs, seed %llu: %s: %llu CPUs flushed (bound "
 			    "%llu), %llu flushes (bound %llu, immediate %llu)\n",
 			    mdl_model_name(w), cpus, (unsigned long long)seed,
-			    mdl_pol_name((enum mdl_pol)p), c->cpus, r->bound_cpus, ops,
-			    r->bound_ops, r->c[MDL_IMM].remote + r->c[MDL_IMM].local);
+			    luf_cmp_pol_name((enum luf_cmp_pol)p), c->cpus, r->bound_cpus, ops,
+			    r->bound_ops, r->c[LUF_CMP_IMMEDIATE].flushes);
 		}
 	}
 	return bad;
@@ -231,13 +234,13 @@ static int run_config(const struct opts *o, enum mdl_model m, unsigned int cpus,
 				mdl_model_name(m), cpus, ret);
 			return ret;
 		}
-		for (int p = 0; p < MDL_NPOL; p++) {
+		for (int p = 0; p < LUF_CMP_NPOL; p++) {
 			R->remote[p][k] = (double)r.c[p].remote;
 			R->ipis[p][k] = (double)r.c[p].received;
 			R->ipi_per_k[p][k] =
 			    wo.migrated ? 1000.0 * (double)r.c[p].received / (double)wo.migrated
 					: 0;
-			for (int v = 0; v < MDL_NRULES; v++)
+			for (int v = 0; v < LUF_CMP_NRULES; v++)
 				R->viol += r.c[p].viol[v];
 		}
 		for (int c = 0; c < LUF_ABORT_NR_CAUSES; c++) {
@@ -247,17 +250,20 @@ static int run_config(const struct opts *o, enum mdl_model m, unsigned int cpus,
 		R->aborts[k] = a;
 		R->skipped[k] = (double)r.luf_skipped;
 		R->dropped[k] = (double)r.luf_dropped;
-		R->vs_bat[k] = pct((double)r.c[MDL_LUF].remote, (double)r.c[MDL_BAT].remote);
-		R->vs_imm[k] = pct((double)r.c[MDL_LUF].remote, (double)r.c[MDL_IMM].remote);
-		R->vs_ora[k] = pct((double)r.c[MDL_LUF].remote, (double)r.c[MDL_ORA].remote);
+		R->vs_bat[k] =
+		    pct((double)r.c[LUF_CMP_LUF].remote, (double)r.c[LUF_CMP_BATCHED].remote);
+		R->vs_imm[k] =
+		    pct((double)r.c[LUF_CMP_LUF].remote, (double)r.c[LUF_CMP_IMMEDIATE].remote);
+		R->vs_ora[k] =
+		    pct((double)r.c[LUF_CMP_LUF].remote, (double)r.c[LUF_CMP_ORACLE].remote);
 		R->errors += (unsigned long long)r.luf_errors;
 		R->order += check_order(&r, cpus, wo.seed, m);
 		R->bcpus[k] = (double)r.bound_cpus;
 		R->bops[k] = (double)r.bound_ops;
-		R->luf_bcpus[k] = ratio(r.c[MDL_LUF].cpus, r.bound_cpus);
-		R->luf_bops[k] = ratio(r.c[MDL_LUF].remote + r.c[MDL_LUF].local, r.bound_ops);
-		for (int p = 0; p < MDL_NPOL; p++)
-			for (int c = 0; c < MDL_NCAUSES; c++)
+		R->luf_bcpus[k] = ratio(r.c[LUF_CMP_LUF].cpus, r.bound_cpus);
+		R->luf_bops[k] = ratio(r.c[LUF_CMP_LUF].flushes, r.bound_ops);
+		for (int p = 0; p < LUF_CMP_NPOL; p++)
+			for (int c = 0; c < LUF_CMP_NCAUSES; c++)
 				R->by_cause[p][c] += r.c[p].by_cause[c];
 	}
 	return 0;
@@ -268,12 +274,12 @@ static void print_row(const struct opts *o, unsigned int cpus, const struct runs
 	unsigned int n = o->runs;
 
 	printf("| %u | %lu |", cpus, steps_for(o, cpus));
-	for (int p = 0; p < MDL_NPOL; p++)
+	for (int p = 0; p < LUF_CMP_NPOL; p++)
 		cell(R->remote[p], n, "%.0f");
-	for (int p = 0; p < MDL_NPOL; p++)
+	for (int p = 0; p < LUF_CMP_NPOL; p++)
 		cell(R->ipis[p], n, "%.0f");
 	if (migr)
-		for (int p = 0; p < MDL_NPOL; p++)
+		for (int p = 0; p < LUF_CMP_NPOL; p++)
 			cell(R->ipi_per_k[p], n, "%.0f");
 	cell(R->skipped, n, "%.0f");
 	cell(R->dropped, n, "%.0f");
@@ -289,21 +295,22 @@ static void print_row(const struct opts *o, unsigned int cpus, const struct runs
 }
 
 /* --explain: the flush operations of every policy by cause, all runs summed. */
-static void print_causes(const struct opts *o, unsigned long long (*causes)[MDL_NPOL][MDL_NCAUSES])
+static void print_causes(const struct opts *o,
+			 unsigned long long (*causes)[LUF_CMP_NPOL][LUF_CMP_NCAUSES])
 {
 	printf("\nFlush operations by cause (all runs; --explain):\n\n| CPUs | policy |");
-	for (int c = 0; c < MDL_NCAUSES; c++)
-		printf(" %s |", mdl_cause_name((enum mdl_cause)c));
+	for (int c = 0; c < LUF_CMP_NCAUSES; c++)
+		printf(" %s |", luf_cmp_cause_name((enum luf_cmp_cause)c));
 	printf(" total |\n|---|---|");
-	for (int c = 0; c <= MDL_NCAUSES; c++)
+	for (int c = 0; c <= LUF_CMP_NCAUSES; c++)
 		printf("---|");
 	printf("\n");
 	for (unsigned int i = 0; i < o->ncpus; i++)
-		for (int p = 0; p < MDL_NPOL; p++) {
+		for (int p = 0; p < LUF_CMP_NPOL; p++) {
 			unsigned long long t = 0;
 
-			printf("| %u | %s |", o->cpus[i], mdl_pol_name((enum mdl_pol)p));
-			for (int c = 0; c < MDL_NCAUSES; c++) {
+			printf("| %u | %s |", o->cpus[i], luf_cmp_pol_name((enum luf_cmp_pol)p));
+			for (int c = 0; c < LUF_CMP_NCAUSES; c++) {
 				printf(" %llu |", causes[i][p][c]);
 				t += causes[i][p][c];
 			}
@@ -344,7 +351,7 @@ int main(int argc, char **argv)
 			 .ctx = 5,
 			 .wf = 1};
 	static struct runs R;
-	static unsigned long long causes[MAX_CPUS_ARGS][MDL_NPOL][MDL_NCAUSES];
+	static unsigned long long causes[MAX_CPUS_ARGS][LUF_CMP_NPOL][LUF_CMP_NCAUSES];
 	FILE *data = NULL;
 	int bad = 0;
 
@@ -386,9 +393,9 @@ int main(int argc, char **argv)
 			if (data) {
 				fprintf(data, "%s/%u", mdl_model_name((enum mdl_model)m),
 					o.cpus[i]);
-				for (int p = 0; p < MDL_NPOL; p++)
+				for (int p = 0; p < LUF_CMP_NPOL; p++)
 					fprintf(data, " %.0f", stat_of(R.remote[p], o.runs).med);
-				for (int p = 0; p < MDL_NPOL; p++)
+				for (int p = 0; p < LUF_CMP_NPOL; p++)
 					fprintf(data, " %.0f", stat_of(R.ipis[p], o.runs).med);
 				fprintf(data, " %.2f %.2f %lu %.0f %.3f %.3f\n",
 					stat_of(R.vs_bat, o.runs).med,
@@ -400,7 +407,8 @@ int main(int argc, char **argv)
 			if (i + 1 == o.ncpus) {
 				printf("\nluf aborts by cause (all runs):");
 				for (int c = 0; c < LUF_ABORT_NR_CAUSES; c++)
-					printf(" %s %ld%s", mdl_abort_name((enum luf_abort_cause)c),
+					printf(" %s %ld%s",
+					       luf_cmp_abort_name((enum luf_abort_cause)c),
 					       R.abort_cause[c],
 					       c + 1 < LUF_ABORT_NR_CAUSES ? "," : "");
 				printf(" (%u CPUs)\n", o.cpus[i]);

@@ -388,7 +388,7 @@ out:
 int mdl_work_run(enum mdl_model which, struct mdl_work_opt *o, struct mdl_result *r)
 {
 	static const unsigned int frames_per_cpu[MDL_NMODELS] = {256, 480, 256, 48, 256};
-	struct mdl_config cfg = {.nr_cpus = o->nr_cpus, .batch_max = 64};
+	struct mdl_config cfg = {.nr_cpus = o->nr_cpus};
 	struct wl w = {.o = o, .n = o->nr_cpus, .rng = o->seed * 0x2545f4914f6cdd1dull + 1};
 	int ret;
 
