@@ -199,12 +199,14 @@ static int replay(const struct opts *o, const char *file, const char *path, stru
 		return RP_EXIT_NOMEM;
 	}
 	if (o->explain) {
-		m.explain = o->json ? stderr : stdout;
-		fprintf(
-		    m.explain,
-		    "%s: every flush: policy, cause, trace line, pid and call of the event that "
-		    "forced it, the CPU issuing it, remote CPUs reached, CPUs flushed\n",
-		    path);
+		FILE *f = o->json ? stderr : stdout;
+
+		rp_model_explain(&m, f);
+		fprintf(f,
+			"%s: every flush: policy, cause, luf abort cause (or -), trace line, pid "
+			"and call of the event that forced it, the CPU issuing it, remote CPUs "
+			"reached, CPUs flushed\n",
+			path);
 	}
 	while ((n = rp_reader_next(rd, &line, &len)) == 1) {
 		m.st.lines++;
@@ -251,10 +253,10 @@ static int replay(const struct opts *o, const char *file, const char *path, stru
 		progress(o, path, m.st.lines, t0, 1);
 	r->in_flight = rp_parser_in_flight(p);
 	r->st = m.st;
-	for (int i = 0; i < RP_NPOL; i++)
-		r->c[i] = m.pol[i].c;
-	r->bound_cpus = m.bound.cpu_flushes;
-	r->bound_ops = m.bound.ops;
+	for (int i = 0; i < LUF_CMP_NPOL; i++)
+		r->c[i] = m.res.c[i];
+	r->bound_cpus = m.res.bound_cpus;
+	r->bound_ops = m.res.bound_ops;
 	if (!ret && !m.st.events) {
 		/* nothing to replay: an all-zero table would look like a result */
 		fprintf(stderr,
@@ -348,8 +350,8 @@ int main(int argc, char **argv)
 			if (o.stats)
 				rp_print_stats(stderr, &res[n]);
 		}
-		for (int p = 0; p < RP_NPOL; p++)
-			if (rp_violations(&res[n], (enum rp_pol_id)p))
+		for (int p = 0; p < LUF_CMP_NPOL; p++)
+			if (rp_violations(&res[n], (enum luf_cmp_pol)p))
 				ret = RP_EXIT_UNSAFE;
 		n++;
 	}

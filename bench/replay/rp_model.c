@@ -38,13 +38,9 @@ static struct rp_mm *mm_new(struct rp_model *m)
 	if (!mm)
 		return NULL;
 	rp_ivmap_init(&mm->vmas, sizeof(unsigned long));
-	rp_ivmap_init(&mm->stale, m->nr_cpus * sizeof(uint64_t));
-	mm->cpus = calloc(m->words, sizeof(unsigned long));
-	mm->bat_cpus = calloc(m->words, sizeof(unsigned long));
-	if (!mm->cpus || !mm->bat_cpus || rp_luf_mm_init(m, mm)) {
-		rp_luf_mm_fini(m, mm);
-		free(mm->cpus);
-		free(mm->bat_cpus);
+	rp_ivmap_init(&mm->stale, sizeof(struct luf_cmp_rec));
+	mm->dom = luf_cmp_dom_new(m->cmp);
+	if (mm->dom < 0) {
 		free(mm);
 		return NULL;
 	}
@@ -61,19 +57,9 @@ static void mm_put(struct rp_model *m, struct rp_mm *mm)
 	/* teardown: the same for every policy, not counted (README: model) */
 	rp_ivmap_free(&mm->vmas);
 	rp_ivmap_free(&mm->stale);
-	rp_luf_mm_fini(m, mm);
-	free(mm->cpus);
-	free(mm->bat_cpus);
+	luf_cmp_dom_put(m->cmp, mm->dom);
 	free(mm);
 	m->live_mms--;
-}
-
-static void mm_add_cpu(struct rp_model *m, struct rp_mm *mm, unsigned int cpu)
-{
-	if (!rp_mask_test(mm->cpus, cpu)) {
-		rp_mask_set(mm->cpus, cpu);
-		rp_luf_mm_cpus(m, mm);
-	}
 }
 
 static struct rp_mm *mm_fork(struct rp_model *m, const struct rp_mm *parent)
@@ -118,19 +104,16 @@ static struct rp_task *task_new(struct rp_model *m, long pid, struct rp_mm *mm)
 
 	if (!t)
 		return NULL;
-	t->bat_mask = calloc(m->words, sizeof(unsigned long));
-	t->wr_mask = calloc(m->words, sizeof(unsigned long));
-	if (!t->bat_mask || !t->wr_mask) {
-		free(t->bat_mask);
-		free(t->wr_mask);
+	if (luf_cmp_task_init(m->cmp, &t->ct, (unsigned int)(m->next_cpu++ % m->nr_cpus)) ||
+	    luf_cmp_dom_add_cpu(m->cmp, mm->dom, t->ct.cpu)) {
+		if (t->ct.imm.bits)
+			luf_cmp_task_fini(m->cmp, &t->ct);
 		free(t);
 		return NULL;
 	}
 	t->pid = pid;
-	t->cpu = (unsigned int)(m->next_cpu++ % m->nr_cpus);
 	t->mm = mm;
 	mm->refs++;
-	mm_add_cpu(m, mm, t->cpu);
 	t->next = *s;
 	*s = t;
 	m->st.tasks++;
@@ -148,9 +131,11 @@ static void task_unlink(struct rp_model *m, struct rp_task *t)
 	*s = t->next;
 }
 
+static void rp_batch_end(struct rp_model *m, struct rp_task *t);
+
 static int task_open(const struct rp_task *t)
 {
-	return t->in_unmap_run || t->bat_tick || t->wr_tick;
+	return t->in_unmap_run || t->ct.open;
 }
 
 static void task_del(struct rp_model *m, struct rp_task *t)
@@ -161,8 +146,7 @@ static void task_del(struct rp_model *m, struct rp_task *t)
 	if (m->root == t)
 		m->root = NULL; /* later orphans start a new address space */
 	mm_put(m, t->mm);
-	free(t->bat_mask);
-	free(t->wr_mask);
+	luf_cmp_task_fini(m->cmp, &t->ct);
 	free(t);
 }
 
@@ -221,6 +205,117 @@ static struct rp_task *task_get(struct rp_model *m, long pid)
 		mm_put(m, mm);
 	}
 	return t;
+}
+
+/* ---- the steps: calls into the policy simulator ---------------------- */
+
+/* Drop stale ranges no policy and no bound still owes (only when there are many). */
+static void stale_gc(struct rp_model *m, struct rp_mm *mm)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < mm->stale.n; i++) {
+		struct rp_iv *iv = rp_iv_at(&mm->stale, i);
+
+		if (luf_cmp_rec_live(m->cmp, rp_iv_val(iv))) {
+			if (k != i)
+				memcpy(rp_iv_at(&mm->stale, k), iv, mm->stale.stride);
+			k++;
+		}
+	}
+	mm->stale.n = k;
+	mm->stale_gc = k;
+}
+
+/* Translations of [start, end) with protection @prot go (@force: as if writable). */
+static int rp_removal(struct rp_model *m, struct rp_task *t, unsigned long start, unsigned long end,
+		      unsigned long prot, int force)
+{
+	struct rp_mm *mm = t->mm;
+	int accessible = (prot & (RP_PROT_READ | RP_PROT_WRITE | RP_PROT_EXEC)) != 0;
+	unsigned int pte = accessible ? LUF_PTE_ACCESSIBLE : 0;
+	struct luf_cmp_rec rec;
+	size_t i, j;
+
+	if (start >= end)
+		return 0;
+	m->st.removals++;
+	if (accessible && ((prot & RP_PROT_WRITE) || force))
+		pte |= LUF_PTE_WRITABLE | LUF_PTE_DIRTY;
+	if (luf_cmp_remove(m->cmp, &t->ct, mm->dom, -1, pte, (end - start) / RP_PAGE, &rec))
+		return -1;
+	if (!accessible)
+		return 0; /* inaccessible: nothing cached, nothing owed */
+	/* the newest record covers the older ones of the range (the mask only grows) */
+	if (rp_ivmap_cut(&mm->stale, start, end, &i, &j))
+		return -1;
+	rp_ivmap_erase(&mm->stale, i, j);
+	if (!rp_ivmap_insert(&mm->stale, i, start, end, &rec))
+		return -1;
+	if (mm->stale.n > m->st.peak_stale)
+		m->st.peak_stale = mm->stale.n;
+	if (mm->stale.n > 65536 && mm->stale.n > 2 * mm->stale_gc)
+		stale_gc(m, mm);
+	return 0;
+}
+
+static void rp_removals_done(struct rp_model *m, struct rp_task *t)
+{
+	luf_cmp_call_end(m->cmp, &t->ct);
+}
+
+/*
+ * batched, B3: zap_pte_range() (munmap, madvise, mmap over a mapping, brk
+ * shrink), change_pte_range() (mprotect) and move_ptes() (mremap) call
+ * flush_tlb_batched_pending() before changing the mm's entries.
+ */
+static void rp_pending(struct rp_model *m, struct rp_task *t)
+{
+	luf_cmp_pending(m->cmp, &t->ct, t->mm->dom);
+}
+
+/* [start, end) is handed out again (@upgrade: write permission granted). */
+static int rp_reuse(struct rp_model *m, struct rp_task *t, unsigned long start, unsigned long end,
+		    int upgrade)
+{
+	struct rp_mm *mm = t->mm;
+	size_t i = rp_ivmap_lower(&mm->stale, start), j, n = 0;
+	int ret;
+
+	for (j = i; j < mm->stale.n && rp_iv_at(&mm->stale, j)->start < end; j++) {
+		if (n == m->cap_recs) {
+			size_t cap = m->cap_recs ? 2 * m->cap_recs : 64;
+			struct luf_cmp_rec *r = realloc(m->recs, cap * sizeof(*r));
+
+			if (!r)
+				return -1;
+			m->recs = r;
+			m->cap_recs = cap;
+		}
+		m->recs[n++] = *(struct luf_cmp_rec *)rp_iv_val(rp_iv_at(&mm->stale, j));
+	}
+	if (upgrade)
+		m->st.upgrade_points++;
+	else if (n)
+		m->st.reuse_points++;
+	if (upgrade)
+		ret = luf_cmp_upgrade(m->cmp, &t->ct, mm->dom, m->recs, n, LUF_ABORT_PROT_UPGRADE);
+	else
+		ret = luf_cmp_reuse(m->cmp, &t->ct, mm->dom, m->recs, n);
+	if (ret || !n)
+		return ret ? -1 : 0;
+	/* settled (or reported): the range starts over */
+	if (rp_ivmap_cut(&mm->stale, start, end, &i, &j))
+		return -1;
+	rp_ivmap_erase(&mm->stale, i, j);
+	return 0;
+}
+
+static void rp_batch_end(struct rp_model *m, struct rp_task *t)
+{
+	m->st.batch_ends++;
+	luf_cmp_batch_end(m->cmp, &t->ct);
+	t->in_unmap_run = 0;
 }
 
 /* Remove the translations of the mappings in [start, end); erase them if @unmap. */
@@ -403,9 +498,7 @@ static int do_call(struct rp_model *m, struct rp_task *t, const struct rp_event 
 		mm_put(m, t->mm);
 		t->mm = mm;
 		mm->refs = 1;
-		rp_mask_set(mm->cpus, t->cpu);
-		rp_luf_mm_cpus(m, mm);
-		return 0;
+		return luf_cmp_dom_add_cpu(m->cmp, mm->dom, t->ct.cpu) ? -1 : 0;
 	default:
 		return 0;
 	}
@@ -449,6 +542,9 @@ int rp_model_event(struct rp_model *m, const struct rp_event *ev)
 	int unmap;
 
 	m->st.events++;
+	if (luf_cmp_explaining(m->cmp))
+		snprintf(m->where, sizeof(m->where), "line %-7lu pid %-7ld %-9s", m->line, m->pid,
+			 m->what ? m->what : "-");
 	switch (ev->kind) {
 	case RP_EV_NONE:
 		if (ev->started) {
@@ -511,52 +607,58 @@ int rp_model_event(struct rp_model *m, const struct rp_event *ev)
 	return 0;
 }
 
+void rp_model_explain(struct rp_model *m, FILE *f)
+{
+	luf_cmp_explain(m->cmp, f);
+	luf_cmp_where(m->cmp, f ? m->where : NULL);
+}
+
 void rp_model_finish(struct rp_model *m)
 {
+	struct luf *l = luf_cmp_luf(m->cmp);
+	long a = 0;
+
+	if (luf_cmp_explaining(m->cmp))
+		snprintf(m->where, sizeof(m->where), "line %-7lu pid %-7ld %-9s", m->line, m->pid,
+			 m->what ? m->what : "-");
 	for (size_t b = 0; b < m->hash_size; b++)
 		for (struct rp_task *t = m->hash[b]; t; t = t->next)
 			if (task_open(t))
 				rp_batch_end(m, t);
-	rp_luf_collect(m);
+	luf_cmp_result(m->cmp, &m->res);
+	m->st.luf_deferred = (unsigned long long)luf_stats_sum(l, LUF_STAT_DEFERRED);
+	m->st.luf_no_flush = (unsigned long long)luf_stats_sum(l, LUF_STAT_NO_FLUSH);
+	m->st.luf_skipped = (unsigned long long)luf_stats_sum(l, LUF_STAT_FLUSH_SKIPPED);
+	for (int c = 0; c < LUF_ABORT_NR_CAUSES; c++)
+		a += luf_stats_sum(l, (enum luf_stat_item)(LUF_STAT_ABORT + c));
+	m->st.luf_aborts = (unsigned long long)a;
+	m->st.bat_redundant = m->res.bat_redundant;
 }
 
 int rp_model_init(struct rp_model *m, unsigned int nr_cpus)
 {
+	struct luf_cmp_config cc = {.nr_cpus = nr_cpus, .nr_keys = 4096};
+
 	memset(m, 0, sizeof(*m));
 	if (!nr_cpus || nr_cpus > RP_MAX_CPUS)
 		return -1;
 	m->nr_cpus = nr_cpus;
-	m->words = (nr_cpus + 63) / 64;
 	m->hash_size = RP_HASH;
 	m->hash = calloc(m->hash_size, sizeof(*m->hash));
-	m->last_removal = calloc(nr_cpus, sizeof(uint64_t));
-	m->scratch = calloc(m->words, sizeof(unsigned long));
-	m->tscratch = calloc(nr_cpus, sizeof(uint64_t));
-	if (!m->hash || !m->last_removal || !m->scratch || !m->tscratch ||
-	    rp_bound_init(&m->bound, nr_cpus))
+	if (!m->hash || luf_cmp_create(&cc, &m->cmp))
 		return -1;
-	for (int p = 0; p < RP_NPOL; p++) {
-		m->pol[p].done = calloc(nr_cpus, sizeof(uint64_t));
-		if (!m->pol[p].done)
-			return -1;
-	}
-	return rp_luf_init(m);
+	return 0;
 }
 
 void rp_model_fini(struct rp_model *m)
 {
-	if (m->hash) {
+	if (m->hash && m->cmp) {
 		for (size_t b = 0; b < m->hash_size; b++)
 			while (m->hash[b])
 				task_del(m, m->hash[b]);
 	}
-	rp_luf_fini(m);
-	rp_bound_fini(&m->bound);
+	luf_cmp_destroy(m->cmp);
 	free(m->hash);
-	free(m->last_removal);
-	free(m->scratch);
-	free(m->tscratch);
-	for (int p = 0; p < RP_NPOL; p++)
-		free(m->pol[p].done);
+	free(m->recs);
 	memset(m, 0, sizeof(*m));
 }

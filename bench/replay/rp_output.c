@@ -28,11 +28,11 @@ static void pr_change(FILE *f, unsigned long long a, unsigned long long b)
 		fprintf(f, "%+.1f%%", -rp_reduction(a, b));
 }
 
-unsigned long long rp_violations(const struct rp_result *r, enum rp_pol_id p)
+unsigned long long rp_violations(const struct rp_result *r, enum luf_cmp_pol p)
 {
 	unsigned long long v = 0;
 
-	for (int k = 0; k < RP_NRULES; k++)
+	for (int k = 0; k < LUF_CMP_NRULES; k++)
 		v += r->c[p].viol[k];
 	return v;
 }
@@ -56,7 +56,7 @@ static const char *ratio(char *buf, size_t len, unsigned long long a, unsigned l
 
 void rp_print_table(FILE *f, const struct rp_result *r)
 {
-	const struct rp_counts *l = &r->c[RP_LUF], *o = &r->c[RP_ORACLE];
+	const struct luf_cmp_counts *l = &r->c[LUF_CMP_LUF], *o = &r->c[LUF_CMP_ORACLE];
 	char a[32], b[32];
 
 	fprintf(f, "%s: %llu lines, %llu calls, %llu tasks, %llu address spaces, %u CPUs\n",
@@ -65,15 +65,15 @@ void rp_print_table(FILE *f, const struct rp_result *r)
 		"nr_tlb_remote_flush", "nr_tlb_remote_flush_received", "nr_tlb_local_flush_all",
 		"nr_tlb_local_flush_one", "flushes", "cpus_flushed", "/cpu_bound", "/op_bound",
 		"violations");
-	for (int p = 0; p < RP_NPOL; p++) {
-		const struct rp_counts *c = &r->c[p];
+	for (int p = 0; p < LUF_CMP_NPOL; p++) {
+		const struct luf_cmp_counts *c = &r->c[p];
 
 		fprintf(f, "  %-10s %20llu %29llu %23llu %23llu %8llu %12llu %10s %9s %10llu\n",
-			rp_pol_name((enum rp_pol_id)p), c->remote, c->received, c->local_all,
+			luf_cmp_pol_name((enum luf_cmp_pol)p), c->remote, c->received, c->local_all,
 			c->local_one, c->flushes, c->cpus,
 			ratio(a, sizeof(a), c->cpus, r->bound_cpus),
 			ratio(b, sizeof(b), c->flushes, r->bound_ops),
-			rp_violations(r, (enum rp_pol_id)p));
+			rp_violations(r, (enum luf_cmp_pol)p));
 	}
 	fprintf(f, "  %-10s %20s %29s %23s %23s %8llu %12llu %10s %9s %10s\n", "bound", "-", "-",
 		"-", "-", r->bound_ops, r->bound_cpus, "1.00", "1.00", "-");
@@ -83,23 +83,23 @@ void rp_print_table(FILE *f, const struct rp_result *r)
 		ratio(b, sizeof(b), l->flushes, r->bound_ops), l->flushes, r->bound_ops);
 	/* a change, not a saving: luf can need more than batched (README) */
 	fprintf(f, "  luf against immediate: ");
-	pr_change(f, l->remote, r->c[RP_IMMEDIATE].remote);
+	pr_change(f, l->remote, r->c[LUF_CMP_IMMEDIATE].remote);
 	fprintf(f, " remote flushes (");
-	pr_change(f, l->received, r->c[RP_IMMEDIATE].received);
+	pr_change(f, l->received, r->c[LUF_CMP_IMMEDIATE].received);
 	fprintf(f, " IPIs); against batched: ");
-	pr_change(f, l->remote, r->c[RP_BATCHED].remote);
+	pr_change(f, l->remote, r->c[LUF_CMP_BATCHED].remote);
 	fprintf(f, " (");
-	pr_change(f, l->received, r->c[RP_BATCHED].received);
+	pr_change(f, l->received, r->c[LUF_CMP_BATCHED].received);
 	fprintf(f, ")\n");
 	fprintf(f, "  luf is %lld flushes (%lld remote) from the oracle's %llu (%llu remote)\n",
 		(long long)(l->flushes - o->flushes), (long long)l->remote - (long long)o->remote,
 		o->flushes, o->remote);
-	for (int p = 0; p < RP_NPOL; p++)
-		for (int k = 0; k < RP_NRULES; k++)
+	for (int p = 0; p < LUF_CMP_NPOL; p++)
+		for (int k = 0; k < LUF_CMP_NRULES; k++)
 			if (r->c[p].viol[k])
 				fprintf(f, "  SAFETY VIOLATION: %s broke %s %llu times\n",
-					rp_pol_name((enum rp_pol_id)p),
-					rp_rule_name((enum rp_rule)k), r->c[p].viol[k]);
+					luf_cmp_pol_name((enum luf_cmp_pol)p),
+					luf_cmp_rule_name((enum luf_cmp_rule)k), r->c[p].viol[k]);
 }
 
 void rp_print_stats(FILE *f, const struct rp_result *r)
@@ -109,7 +109,7 @@ void rp_print_stats(FILE *f, const struct rp_result *r)
 	fprintf(f,
 		"  stats: %llu lines in %.3f s: %.2f M lines/s parsed and replayed (all %d "
 		"policies at once)\n",
-		r->st.lines, r->seconds, rate / 1e6, RP_NPOL);
+		r->st.lines, r->seconds, rate / 1e6, LUF_CMP_NPOL);
 	fprintf(f,
 		"  stats: calls %llu (failed %llu, not modelled %llu), signals %llu, exits %llu,"
 		" skipped lines %llu\n",
@@ -131,31 +131,31 @@ void rp_print_stats(FILE *f, const struct rp_result *r)
 void rp_print_causes(FILE *f, const struct rp_result *r)
 {
 	fprintf(f, "  flush operations by cause:\n  %-10s", "policy");
-	for (int k = 0; k < RP_NCAUSES; k++)
-		fprintf(f, " %9s", rp_cause_name((enum rp_cause)k));
+	for (int k = 0; k < LUF_CMP_NCAUSES; k++)
+		fprintf(f, " %9s", luf_cmp_cause_name((enum luf_cmp_cause)k));
 	fprintf(f, " %9s\n", "total");
-	for (int p = 0; p < RP_NPOL; p++) {
-		fprintf(f, "  %-10s", rp_pol_name((enum rp_pol_id)p));
-		for (int k = 0; k < RP_NCAUSES; k++)
+	for (int p = 0; p < LUF_CMP_NPOL; p++) {
+		fprintf(f, "  %-10s", luf_cmp_pol_name((enum luf_cmp_pol)p));
+		for (int k = 0; k < LUF_CMP_NCAUSES; k++)
 			fprintf(f, " %9llu", r->c[p].by_cause[k]);
 		fprintf(f, " %9llu\n", r->c[p].flushes);
 	}
 }
 
-static void json_counts(FILE *f, const struct rp_counts *c)
+static void json_counts(FILE *f, const struct luf_cmp_counts *c)
 {
 	fprintf(f,
 		"{\"nr_tlb_remote_flush\": %llu, \"nr_tlb_remote_flush_received\": %llu, "
 		"\"nr_tlb_local_flush_all\": %llu, \"nr_tlb_local_flush_one\": %llu, "
 		"\"flushes\": %llu, \"cpus_flushed\": %llu, \"violations\": {",
 		c->remote, c->received, c->local_all, c->local_one, c->flushes, c->cpus);
-	for (int k = 0; k < RP_NRULES; k++)
-		fprintf(f, "%s\"%s\": %llu", k ? ", " : "", rp_rule_name((enum rp_rule)k),
+	for (int k = 0; k < LUF_CMP_NRULES; k++)
+		fprintf(f, "%s\"%s\": %llu", k ? ", " : "", luf_cmp_rule_name((enum luf_cmp_rule)k),
 			c->viol[k]);
 	fprintf(f, "}, \"by_cause\": {");
-	for (int k = 0; k < RP_NCAUSES; k++)
-		fprintf(f, "%s\"%s\": %llu", k ? ", " : "", rp_cause_name((enum rp_cause)k),
-			c->by_cause[k]);
+	for (int k = 0; k < LUF_CMP_NCAUSES; k++)
+		fprintf(f, "%s\"%s\": %llu", k ? ", " : "",
+			luf_cmp_cause_name((enum luf_cmp_cause)k), c->by_cause[k]);
 	fprintf(f, "}}");
 }
 
@@ -178,7 +178,7 @@ void rp_print_json(FILE *f, const struct rp_result *r, int n)
 	if (n > 1)
 		fprintf(f, "[\n");
 	for (int i = 0; i < n; i++, r++) {
-		const struct rp_counts *c = r->c;
+		const struct luf_cmp_counts *c = r->c;
 
 		fprintf(f, "{\"trace\": ");
 		json_string(f, r->path);
@@ -188,8 +188,9 @@ void rp_print_json(FILE *f, const struct rp_result *r, int n)
 			"\"seconds\": %.6f, \"policies\": {",
 			r->st.lines, r->st.calls, r->st.tasks, r->st.mms, r->nr_cpus, r->skipped,
 			r->seconds);
-		for (int p = 0; p < RP_NPOL; p++) {
-			fprintf(f, "%s\"%s\": ", p ? ", " : "", rp_pol_name((enum rp_pol_id)p));
+		for (int p = 0; p < LUF_CMP_NPOL; p++) {
+			fprintf(f, "%s\"%s\": ", p ? ", " : "",
+				luf_cmp_pol_name((enum luf_cmp_pol)p));
 			json_counts(f, &c[p]);
 		}
 		fprintf(f, "}, \"bounds\": {\"cpus_flushed\": %llu, \"flushes\": %llu}",
@@ -198,10 +199,10 @@ void rp_print_json(FILE *f, const struct rp_result *r, int n)
 			", \"luf_reduction_percent\": {\"vs_immediate\": %.2f, \"vs_batched\": "
 			"%.2f}, \"luf_above_oracle\": {\"flushes\": %lld, "
 			"\"nr_tlb_remote_flush\": %lld}}%s\n",
-			rp_reduction(c[RP_LUF].remote, c[RP_IMMEDIATE].remote),
-			rp_reduction(c[RP_LUF].remote, c[RP_BATCHED].remote),
-			(long long)c[RP_LUF].flushes - (long long)c[RP_ORACLE].flushes,
-			(long long)c[RP_LUF].remote - (long long)c[RP_ORACLE].remote,
+			rp_reduction(c[LUF_CMP_LUF].remote, c[LUF_CMP_IMMEDIATE].remote),
+			rp_reduction(c[LUF_CMP_LUF].remote, c[LUF_CMP_BATCHED].remote),
+			(long long)c[LUF_CMP_LUF].flushes - (long long)c[LUF_CMP_ORACLE].flushes,
+			(long long)c[LUF_CMP_LUF].remote - (long long)c[LUF_CMP_ORACLE].remote,
 			n > 1 && i + 1 < n ? "," : "");
 	}
 	if (n > 1)
@@ -267,12 +268,12 @@ int rp_write_png(const char *png, const struct rp_result *r, int n, char *why, s
 	for (int i = 0; i < n; i++) {
 		const char *b = base(r[i].path);
 		int blen = (int)strcspn(b, ".");
-		unsigned long long imm = r[i].c[RP_IMMEDIATE].remote;
+		unsigned long long imm = r[i].c[LUF_CMP_IMMEDIATE].remote;
 
 		fprintf(d, "%.*s", blen, b);
-		for (int p = 0; p < RP_NPOL; p++)
+		for (int p = 0; p < LUF_CMP_NPOL; p++)
 			fprintf(d, " %llu", r[i].c[p].remote);
-		for (int p = 0; p < RP_NPOL; p++)
+		for (int p = 0; p < LUF_CMP_NPOL; p++)
 			fprintf(d, " %.2f",
 				imm ? 100.0 * (double)r[i].c[p].remote / (double)imm : 0.0);
 		fprintf(d, "\n");
@@ -292,15 +293,15 @@ int rp_write_png(const char *png, const struct rp_result *r, int n, char *why, s
 		"set ylabel 'remote flushes, %% of immediate'\nset yrange [0:125]\n"
 		"set xrange [-0.6:%d.6]\nplot ",
 		r[0].nr_cpus, n - 1);
-	static const char *const style[RP_NPOL] = {
+	static const char *const style[LUF_CMP_NPOL] = {
 	    "fs solid 0.6 border -1 lc rgb '#8c8c8c'", "fs solid 0.8 border -1 lc rgb '#3b6fb6'",
 	    "fs solid 0.9 border -1 lc rgb '#d9541e'", "fs pattern 4 border -1 lc rgb '#2e8b57'"};
-	for (int p = 0; p < RP_NPOL; p++) {
+	for (int p = 0; p < LUF_CMP_NPOL; p++) {
 		gp_string(g, data);
 		fprintf(g, " using %d%s title columnheader(%d) %s, ", 6 + p, p ? "" : ":xtic(1)",
 			2 + p, style[p]);
 	}
-	for (int p = 0; p < RP_NPOL; p++) {
+	for (int p = 0; p < LUF_CMP_NPOL; p++) {
 		fprintf(g, "%s", p ? ", " : "");
 		gp_string(g, data);
 		fprintf(g,

@@ -10,8 +10,8 @@
 struct rp_result {
 	const char *path;
 	unsigned int nr_cpus;
-	struct rp_counts c[RP_NPOL];
-	unsigned long long bound_cpus, bound_ops; /* the lower bounds (rp_bound.h) */
+	struct luf_cmp_counts c[LUF_CMP_NPOL];
+	unsigned long long bound_cpus, bound_ops; /* the lower bounds (luf_cmp.h) */
 	struct rp_stats st;
 	unsigned long long skipped; /* malformed lines skipped (--lenient) */
 	unsigned long in_flight;    /* calls cut off at the end */
@@ -20,7 +20,7 @@ struct rp_result {
 
 /* Reduction of @a against @b in percent (100 * (1 - a/b)); 0 if b is 0. */
 double rp_reduction(unsigned long long a, unsigned long long b);
-unsigned long long rp_violations(const struct rp_result *r, enum rp_pol_id p);
+unsigned long long rp_violations(const struct rp_result *r, enum luf_cmp_pol p);
 void rp_print_table(FILE *f, const struct rp_result *r);
 void rp_print_stats(FILE *f, const struct rp_result *r);
 /* --explain: flush operations per policy by what forced them. */

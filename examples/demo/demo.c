@@ -342,6 +342,8 @@ int main(int argc, char **argv)
 	printf("luf sends %.1f%% fewer IPIs than batched and %.1f%% fewer than immediate\n",
 	       100.0 * (1.0 - (double)arch.ipis / (double)bat_ipis),
 	       100.0 * (1.0 - (double)arch.ipis / (double)imm_ipis));
+	printf("(kernel reclaim of read-only page cache, where luf defers nearly every flush;\n"
+	       " a program's own munmaps of writable memory save far less: see luf-replay)\n");
 
 	for (unsigned int m = 0; m < nr_mms; m++) {
 		free(dom[m]);

@@ -40,9 +40,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		s += len + (nl ? 1 : 0);
 	}
 	rp_model_finish(&m);
-	for (int i = 0; i < RP_NPOL; i++)
-		for (int r = 0; r < RP_NRULES; r++)
-			if (m.pol[i].c.viol[r])
+	for (int i = 0; i < LUF_CMP_NPOL; i++)
+		for (int r = 0; r < LUF_CMP_NRULES; r++)
+			if (m.res.c[i].viol[r])
 				abort(); /* a policy broke a safety rule */
 	rp_model_fini(&m);
 	rp_parser_free(p);

@@ -87,10 +87,11 @@ elseif(CASE STREQUAL "option")
   run(2 "--png needs a value" ARGS ${DIR}/good.strace --png)
   run(2 "--png= needs a value" ARGS --png= ${DIR}/good.strace)
   run(2 "unknown option '--pngx'" ARGS --pngx ${DIR}/good.strace)
-  run(2 "--cpus wants 1\\.\\.1024, not 'many'" ARGS --cpus many ${DIR}/good.strace)
-  run(2 "--cpus wants 1\\.\\.1024, not '-1'" ARGS --cpus -1 ${DIR}/good.strace)
-  run(2 "--cpus wants 1\\.\\.1024, not '18446744073709551617'"
+  run(2 "--cpus wants 1\\.\\.4096, not 'many'" ARGS --cpus many ${DIR}/good.strace)
+  run(2 "--cpus wants 1\\.\\.4096, not '-1'" ARGS --cpus -1 ${DIR}/good.strace)
+  run(2 "--cpus wants 1\\.\\.4096, not '18446744073709551617'"
       ARGS --cpus 18446744073709551617 ${DIR}/good.strace)
+  run(2 "--cpus wants 1\\.\\.4096, not '4097'" ARGS --cpus 4097 ${DIR}/good.strace)
   run(2 "no TRACE given" ARGS --json)
   # options may follow the traces; "--" ends them
   run(0 "good\\.strace: 2 lines, .* 4 CPUs" ARGS ${DIR}/good.strace --cpus 4)

@@ -3,7 +3,7 @@
 # luf-replay --explain (issue 16, item 4): one "flush" line per flush
 # operation of every policy, as many per policy as its flushes in the table
 # and in the summary by cause, each naming a cause, the trace line and call
-# of the event that forced it, and its CPUs; on late-join.strace the exact
+# of the event that forced it (with luf's abort cause, or -), and its CPUs; on late-join.strace the exact
 # lines are known.
 # Usage: cmake -DEXE=luf-replay -DTRACE=file -DLATE=late-join.strace -P check_explain.cmake
 function(replay trace)
@@ -17,9 +17,9 @@ endfunction()
 
 replay(${LATE})
 foreach(line
-    "flush immediate call +line 5 +pid 100 +munmap +cpu 0 +remote 1 +cpus 0-1\n"
-    "flush batched +batch-end line 6 +pid 100 +mmap +cpu 0 +remote 1 +cpus 0-1\n"
-    "flush luf +upgrade +line 9 +pid 100 +mprotect +cpu 0 +remote 1 +cpus 0-1\n"
+    "flush immediate call +- +line 5 +pid 100 +munmap +cpu 0 +remote 1 +cpus 0-1\n"
+    "flush batched +batch-end - +line 6 +pid 100 +mmap +cpu 0 +remote 1 +cpus 0-1\n"
+    "flush luf +upgrade +prot_upgrade line 9 +pid 100 +mprotect +cpu 0 +remote 1 +cpus 0-1\n"
     "flush operations by cause:"
     "  immediate +1 +0 +0 +0 +0 +0 +0 +1\n")
   if(NOT out MATCHES "${line}")
@@ -28,7 +28,7 @@ foreach(line
 endforeach()
 
 replay(${TRACE})
-string(REGEX MATCHALL "\nflush [a-z]+ +[a-z-]+ +line [0-9]+ +pid -?[0-9]+ +[a-z0-9_]+ +cpu [0-9]+ +remote [0-9]+ +cpus [0-9]" lines "${out}")
+string(REGEX MATCHALL "\nflush [a-z]+ +[a-z-]+ +[a-z_-]+ +line [0-9]+ +pid -?[0-9]+ +[a-z0-9_]+ +cpu [0-9]+ +remote [0-9]+ +cpus [0-9]" lines "${out}")
 list(LENGTH lines total)
 if(total EQUAL 0)
   message(FATAL_ERROR "--explain on ${TRACE}: no flush lines:\n${out}")

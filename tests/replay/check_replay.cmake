@@ -7,12 +7,17 @@
 #                                 its own; remote flushes are not ordered: a
 #                                 flush can be remote where immediate's was local)
 #   every policy >= the bounds    (cpus_flushed >= bounds.cpus_flushed,
-#                                 flushes >= bounds.flushes: rp_bound.h)
+#                                 flushes >= bounds.flushes: lib/sim/luf_cmp.h)
+#   oracle == the operation bound (flushes == bounds.flushes: the oracle is
+#                                 that bound's stabbing, computed apart)
 # luf against batched is reported, not required: luf can need more
 # (bench/replay/README.md).
-# Usage: cmake -DEXE=luf-replay -DTRACE=file -P check_replay.cmake
-execute_process(COMMAND ${EXE} --json --quiet ${TRACE} RESULT_VARIABLE rc OUTPUT_VARIABLE out
-                ERROR_VARIABLE err)
+# Usage: cmake -DEXE=luf-replay -DTRACE=file [-DCPUS=n] -P check_replay.cmake
+if(NOT CPUS)
+  set(CPUS 16)
+endif()
+execute_process(COMMAND ${EXE} --json --quiet --cpus ${CPUS} ${TRACE} RESULT_VARIABLE rc
+                OUTPUT_VARIABLE out ERROR_VARIABLE err)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "luf-replay ${TRACE} exited with ${rc}: ${err}")
 endif()
@@ -47,6 +52,9 @@ foreach(p immediate batched luf oracle)
                         "flushed (bound ${bound_cpus}), ${${p}_flushes} flushes (bound ${bound_ops})")
   endif()
 endforeach()
+if(NOT oracle_flushes EQUAL bound_ops)
+  message(FATAL_ERROR "oracle ${oracle_flushes} flushes, operation bound ${bound_ops} on ${TRACE}")
+endif()
 message(STATUS "${TRACE}: remote flushes immediate ${immediate_nr_tlb_remote_flush}, batched "
                "${batched_nr_tlb_remote_flush}, luf ${luf_nr_tlb_remote_flush}, oracle "
                "${oracle_nr_tlb_remote_flush}; bounds ${bound_cpus} CPUs flushed, ${bound_ops} flushes")

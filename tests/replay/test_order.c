@@ -11,7 +11,8 @@
  * policy:
  *   no safety violation (S1-S4);
  *   CPUs flushed >= the CPU-flush bound, flush operations >= the
- *   operation bound (rp_bound.h);
+ *   operation bound (lib/sim/luf_cmp.h), and the oracle exactly at the
+ *   operation bound (it is that bound's stabbing, computed apart);
  *   batched and luf at or below immediate in remote flushes and in flush
  *   operations (each of their flushes covers a removal immediate flushed
  *   on its own).
@@ -75,7 +76,7 @@ static int stream(uint64_t seed, int verbose)
 	if (rp_model_init(&m, cpus))
 		return 1;
 	if (verbose) /* one stream: every flush, as luf-replay --explain */
-		m.explain = stderr;
+		rp_model_explain(&m, stderr);
 	pids[0] = 100;
 	n = 20 + rnd(100);
 	for (unsigned int i = 0; i < n; i++) {
@@ -130,13 +131,14 @@ static int stream(uint64_t seed, int verbose)
 	m.pid = -1;
 	m.what = "end";
 	rp_model_finish(&m);
-	for (int p = 0; p < RP_NPOL; p++) {
-		const struct rp_counts *c = &m.pol[p].c;
+	for (int p = 0; p < LUF_CMP_NPOL; p++) {
+		const struct luf_cmp_counts *c = &m.res.c[p];
 
-		for (int k = 0; k < RP_NRULES; k++)
+		for (int k = 0; k < LUF_CMP_NRULES; k++)
 			bad |= c->viol[k] != 0;
-		bad |= c->cpus < m.bound.cpu_flushes || c->flushes < m.bound.ops;
+		bad |= c->cpus < m.res.bound_cpus || c->flushes < m.res.bound_ops;
 	}
+	bad |= m.res.c[LUF_CMP_ORACLE].flushes != m.res.bound_ops;
 	/*
 	 * Flush operations: each of batched's and luf's covers a removal that
 	 * immediate flushed on its own. Not remote flushes: a flush can be
@@ -144,29 +146,29 @@ static int stream(uint64_t seed, int verbose)
 	 * or after a CPU joined: flush_tlb_batched_pending() flushes the mm's
 	 * CPUs of the moment), e.g. seeds 972 (luf) and 4217 (batched).
 	 */
-	for (int p = RP_BATCHED; p <= RP_LUF; p++)
-		bad |= m.pol[p].c.flushes > m.pol[RP_IMMEDIATE].c.flushes;
-	if ((m.pol[RP_LUF].c.flushes > m.pol[RP_BATCHED].c.flushes ||
-	     m.pol[RP_LUF].c.remote > m.pol[RP_BATCHED].c.remote) &&
+	for (int p = LUF_CMP_BATCHED; p <= LUF_CMP_LUF; p++)
+		bad |= m.res.c[p].flushes > m.res.c[LUF_CMP_IMMEDIATE].flushes;
+	if ((m.res.c[LUF_CMP_LUF].flushes > m.res.c[LUF_CMP_BATCHED].flushes ||
+	     m.res.c[LUF_CMP_LUF].remote > m.res.c[LUF_CMP_BATCHED].remote) &&
 	    !luf_above++)
 		luf_above_first = seed;
 	if (bad || verbose) {
 		fprintf(stderr,
 			"seed %llu (%u CPUs, %u calls):%s bounds: %llu CPU flushes, %llu ops\n",
-			(unsigned long long)seed, cpus, n, bad ? " FAILED" : "",
-			m.bound.cpu_flushes, m.bound.ops);
-		for (int p = 0; p < RP_NPOL; p++) {
-			const struct rp_counts *c = &m.pol[p].c;
+			(unsigned long long)seed, cpus, n, bad ? " FAILED" : "", m.res.bound_cpus,
+			m.res.bound_ops);
+		for (int p = 0; p < LUF_CMP_NPOL; p++) {
+			const struct luf_cmp_counts *c = &m.res.c[p];
 			unsigned long long v = 0;
 
-			for (int k = 0; k < RP_NRULES; k++)
+			for (int k = 0; k < LUF_CMP_NRULES; k++)
 				v += c->viol[k];
 			fprintf(
 			    stderr,
 			    "  %-9s remote %4llu  flushes %4llu  IPIs %5llu  CPUs flushed %5llu  "
 			    "violations %llu\n",
-			    rp_pol_name((enum rp_pol_id)p), c->remote, c->flushes, c->received,
-			    c->cpus, v);
+			    luf_cmp_pol_name((enum luf_cmp_pol)p), c->remote, c->flushes,
+			    c->received, c->cpus, v);
 		}
 	}
 	rp_model_fini(&m);
