@@ -3,7 +3,7 @@
  * bench/replay/rp_ivmap.h - a sorted array of disjoint intervals
  * [start, end), each followed by a fixed-size value: the mappings of an
  * address space (value: protection) and its stale ranges (value: the
- * newest removal tick per CPU). Lookups are binary searches; insertions
+ * newest removal's struct luf_cmp_rec). Lookups are binary searches; insertions
  * and erasures move the tail (address spaces hold hundreds to a few
  * thousand intervals).
  */

@@ -32,21 +32,27 @@ struct luf_cmp_mask {
 	unsigned long *bits;
 	unsigned int *widx; /* the words of @bits that are not 0, @nw of them */
 	unsigned int nw, weight;
-	bool frozen, registered;
+	bool frozen, registered, dead; /* dead: its domain was dropped */
+	unsigned int refs;	       /* open calls, batches and frames holding it */
+	const struct cdom *owner;      /* its domain, while live, in incarnation @owner_gen */
+	unsigned long owner_gen;
 	uint64_t flushed[LUF_CMP_NPOL]; /* immediate, batched: all its CPUs flushed at this tick */
 	uint64_t lb;			/* luf: all its CPUs flushed at or after this (a cache) */
 	uint64_t bcov;			/* bound: all its CPUs covered at or after this (a cache) */
-	struct luf_cmp_mask *next;	/* every mask, for luf_cmp_destroy() */
+	struct luf_cmp_mask *next, *prev; /* every live mask, for luf_cmp_destroy() */
+	struct luf_cmp_mask *dnext;	  /* the masks of its domain */
 };
 
 struct cdom {
-	struct luf_cmp_mask *mask; /* its CPUs now (mm_cpumask) */
+	struct luf_cmp_mask *mask;  /* its CPUs now (mm_cpumask) */
+	struct luf_cmp_mask *masks; /* every snapshot of it, newest first */
 	struct luf_domain *ldom;
 	uint64_t tick;			/* newest removal in it */
 	struct luf_cmp_mask *rmask;	/* its CPUs at that removal */
 	unsigned long gen, gen_flushed; /* batched: removals marked pending, flushed (B1, B3) */
 	unsigned long open_batch;	/* batched: the batch that made the newest removal */
 	int next_free;			/* free id chain, when not live */
+	unsigned long gen_live;		/* incarnation: bumped by every luf_cmp_dom_new() */
 	bool live;
 };
 
@@ -54,6 +60,7 @@ struct cframe {
 	struct luf_folio lf; /* luf's links: in the descriptor, never in the frame */
 	struct luf_cmp_rec rec;
 	unsigned char tier, wr;
+	bool queued; /* on a CPU's list of frames to free at its batch end */
 };
 
 struct ccpu {
@@ -90,6 +97,7 @@ struct luf_cmp {
 	struct luf *l;
 	struct luf_keytab *kt;
 	struct luf_cmp_mask *masks;
+	unsigned long nr_masks; /* allocated: live domains' snapshots and those still held */
 	long errors;
 	unsigned long batch_ids;
 	unsigned long long removals, bat_redundant;
@@ -189,6 +197,12 @@ static uint64_t min64(uint64_t a, uint64_t b)
 		for (unsigned long b = (x)->bits[(x)->widx[i]]; b; b &= b - 1) \
 			if (((cpu) = (x)->widx[i] * 64 + (unsigned int)__builtin_ctzl(b)), 1)
 
+/* A task luf_cmp_task_init() set up and luf_cmp_task_fini() has not ended. */
+static bool task_ok(const struct luf_cmp *c, const struct luf_cmp_task *t)
+{
+	return t && t->imm.bits && t->bat.bits && t->cpu < c->nr_cpus;
+}
+
 static struct cdom *dom_of(const struct luf_cmp *c, int dom)
 {
 	if (dom < 0 || dom >= c->nr_dom || !c->dom[dom]->live)
@@ -225,7 +239,10 @@ static struct luf_cmp_mask *mask_new(struct luf_cmp *c, const struct luf_cmp_mas
 		return NULL;
 	x->bits = (unsigned long *)(x + 1);
 	x->widx = (unsigned int *)(x->bits + c->words);
+	c->nr_masks++;
 	x->next = c->masks;
+	if (c->masks)
+		c->masks->prev = x;
 	c->masks = x;
 	if (src) {
 		memcpy(x->bits, src->bits, c->words * sizeof(unsigned long));
@@ -253,6 +270,44 @@ static int mask_register(struct luf_cmp *c, struct luf_cmp_mask *x)
 	}
 	x->registered = true;
 	return 0;
+}
+
+/* Free @x: no call, batch or frame holds it and its domain was dropped. */
+static void mask_free(struct luf_cmp *c, struct luf_cmp_mask *x)
+{
+	unsigned int cpu;
+
+	if (x->registered) {
+		for_each_mask_cpu(x, i, b, cpu)
+		{
+			struct ccpu *cp = &c->cpu[cpu];
+
+			for (unsigned int k = 0; k < cp->nr_in; k++)
+				if (cp->in[k] == x) {
+					cp->in[k] = cp->in[--cp->nr_in];
+					break;
+				}
+		}
+	}
+	if (x->prev)
+		x->prev->next = x->next;
+	else
+		c->masks = x->next;
+	if (x->next)
+		x->next->prev = x->prev;
+	c->nr_masks--;
+	free(x);
+}
+
+static void mask_get(struct luf_cmp_mask *x)
+{
+	x->refs++;
+}
+
+static void mask_put(struct luf_cmp *c, struct luf_cmp_mask *x)
+{
+	if (--x->refs == 0 && x->dead)
+		mask_free(c, x);
 }
 
 /* ---- the lower bounds ---------------------------------------------------- */
@@ -446,6 +501,7 @@ static void set_add(struct luf_cmp *c, struct luf_cmp_set *s, struct luf_cmp_mas
 				return;
 			}
 		if (s->n < LUF_CMP_SET_MAX) {
+			mask_get(x);
 			s->obj[s->n] = x;
 			s->tick[s->n++] = t;
 			return;
@@ -471,8 +527,10 @@ static void set_flush(struct luf_cmp *c, enum luf_cmp_pol p, unsigned int caller
 		flush_masks(c, p, caller, s->obj, s->n, pages);
 }
 
-static void set_clear(struct luf_cmp_set *s)
+static void set_clear(struct luf_cmp *c, struct luf_cmp_set *s)
 {
+	for (unsigned int i = 0; i < s->n; i++)
+		mask_put(c, s->obj[i]);
 	s->n = 0;
 	s->wide = false;
 	s->any = false;
@@ -843,7 +901,13 @@ int luf_cmp_dom_new(struct luf_cmp *c)
 		id = c->nr_dom++;
 		c->dom[id] = d;
 	}
+	d->gen_live++;
 	d->mask = mask_new(c, NULL);
+	d->masks = d->mask;
+	if (d->mask) {
+		d->mask->owner = d;
+		d->mask->owner_gen = d->gen_live;
+	}
 	if (!d->mask || luf_domain_init(d->ldom, c->l)) {
 		d->next_free = c->free_dom;
 		c->free_dom = id;
@@ -865,6 +929,16 @@ void luf_cmp_dom_put(struct luf_cmp *c, int dom)
 		return;
 	/* teardown is the same for every policy and not counted */
 	memset(d->ldom, 0, luf_domain_size(c->nr_cpus));
+	while (d->masks) {
+		struct luf_cmp_mask *x = d->masks;
+
+		d->masks = x->dnext;
+		x->dead = true;
+		x->owner = NULL;
+		if (!x->refs)
+			mask_free(c, x);
+	}
+	d->mask = d->rmask = NULL;
 	d->live = false;
 	d->next_free = c->free_dom;
 	c->free_dom = dom;
@@ -884,6 +958,10 @@ int luf_cmp_dom_add_cpu(struct luf_cmp *c, int dom, unsigned int cpu)
 		x = mask_new(c, d->mask);
 		if (!x)
 			return -ENOMEM;
+		x->dnext = d->masks;
+		x->owner = d;
+		x->owner_gen = d->gen_live;
+		d->masks = x;
 		d->mask = x;
 	}
 	x = d->mask;
@@ -953,8 +1031,7 @@ int luf_cmp_remove(struct luf_cmp *c, struct luf_cmp_task *t, int dom, long fram
 	struct luf_cmp_mask *x;
 	struct luf_cmp_rec rec = {0, NULL};
 
-	if (!d || !t || t->cpu >= c->nr_cpus ||
-	    (frame >= 0 && (!c->fr || frame >= (long)c->cfg.nr_frames)))
+	if (!d || !task_ok(c, t) || (frame >= 0 && (!c->fr || frame >= (long)c->cfg.nr_frames)))
 		return -EINVAL;
 	cp = &c->cpu[t->cpu];
 	if (frame >= 0 &&
@@ -985,10 +1062,12 @@ int luf_cmp_remove(struct luf_cmp *c, struct luf_cmp_task *t, int dom, long fram
 		for (unsigned int i = 0; i < x->nw; i++)
 			c->ora_stale[x->widx[i]] |= x->bits[x->widx[i]];
 		if (wr) {
-			if (t->nr_wr && t->wr[t->nr_wr - 1].mask == x)
+			if (t->nr_wr && t->wr[t->nr_wr - 1].mask == x) {
 				t->wr[t->nr_wr - 1].tick = tk;
-			else
+			} else {
+				mask_get(x);
 				t->wr[t->nr_wr++] = rec;
+			}
 		}
 	}
 	if (luf_unmap(wr ? cp->rw : cp->ro, d->ldom, x->bits, pte))
@@ -996,9 +1075,17 @@ int luf_cmp_remove(struct luf_cmp *c, struct luf_cmp_task *t, int dom, long fram
 	else if (acc)
 		*(wr ? &cp->rw_open : &cp->ro_open) = true;
 	if (frame >= 0) {
-		c->fr[frame].rec = rec;
-		c->fr[frame].wr = wr;
-		cp->frames[cp->nr_frames++] = (uint32_t)frame;
+		struct cframe *fr = &c->fr[frame];
+
+		if (fr->rec.mask) /* removed again before its reuse: the newer record counts */
+			mask_put(c, (struct luf_cmp_mask *)(uintptr_t)fr->rec.mask);
+		if (rec.mask)
+			mask_get(x);
+		fr->rec = rec;
+		fr->wr = fr->queued ? fr->wr || wr : wr;
+		if (!fr->queued)
+			cp->frames[cp->nr_frames++] = (uint32_t)frame;
+		fr->queued = true;
 		t->open = true;
 	}
 	if (out)
@@ -1008,11 +1095,13 @@ int luf_cmp_remove(struct luf_cmp *c, struct luf_cmp_task *t, int dom, long fram
 
 void luf_cmp_call_end(struct luf_cmp *c, struct luf_cmp_task *t)
 {
+	if (!task_ok(c, t))
+		return;
 	c->cur = t->cpu;
 	set_cause(c, LUF_CMP_C_CALL, -1);
 	if (t->imm.any)
 		set_flush(c, LUF_CMP_IMMEDIATE, t->cpu, &t->imm, t->imm_pages);
-	set_clear(&t->imm);
+	set_clear(c, &t->imm);
 	t->imm_pages = 0;
 }
 
@@ -1036,9 +1125,12 @@ static void meet(struct luf_cmp *c, unsigned int cpu, const struct luf_cmp_rec *
 
 void luf_cmp_batch_end(struct luf_cmp *c, struct luf_cmp_task *t)
 {
-	struct ccpu *cp = &c->cpu[t->cpu];
 	unsigned short key = 0, wkey = 0;
+	struct ccpu *cp;
 
+	if (!task_ok(c, t))
+		return;
+	cp = &c->cpu[t->cpu];
 	luf_cmp_call_end(c, t);
 	/* batched, B2: try_to_unmap_flush() of the CPUs B1 added */
 	set_cause(c, LUF_CMP_C_BATCH, -1);
@@ -1048,7 +1140,7 @@ void luf_cmp_batch_end(struct luf_cmp *c, struct luf_cmp_task *t)
 		else
 			c->bat_redundant++;
 	}
-	set_clear(&t->bat);
+	set_clear(c, &t->bat);
 	/* luf: a writable set is flushed here (S3), a read-only one gets its key */
 	set_cause(c, LUF_CMP_C_WRITABLE, -1);
 	if (cp->rw_open) {
@@ -1067,9 +1159,12 @@ void luf_cmp_batch_end(struct luf_cmp *c, struct luf_cmp_task *t)
 	for (unsigned int i = 0; i < cp->nr_frames; i++) {
 		struct cframe *fr = &c->fr[cp->frames[i]];
 
+		fr->queued = false;
 		luf_check(c, luf_free(cp->fl[fr->tier], cp->ro, &fr->lf, fr->wr ? 0 : key));
 	}
 	cp->nr_frames = 0;
+	for (unsigned int i = 0; i < t->nr_wr; i++)
+		mask_put(c, (struct luf_cmp_mask *)(uintptr_t)t->wr[i].mask);
 	t->nr_wr = 0;
 	t->open = false;
 	t->batch_id = ++c->batch_ids;
@@ -1080,7 +1175,7 @@ void luf_cmp_pending(struct luf_cmp *c, struct luf_cmp_task *t, int dom)
 	struct cdom *d = dom_of(c, dom);
 	struct luf_cmp_rec rec;
 
-	if (!d || d->gen == d->gen_flushed || d->open_batch == t->batch_id)
+	if (!d || !task_ok(c, t) || d->gen == d->gen_flushed || d->open_batch == t->batch_id)
 		return;
 	rec.tick = d->tick;
 	rec.mask = d->rmask;
@@ -1100,8 +1195,12 @@ static int deadline(struct luf_cmp *c, struct luf_cmp_task *t, int dom,
 	struct cdom *d = dom_of(c, dom);
 	bool luf_owes = upgrade, bat_owes = false;
 
-	if (!d || !t || (n && !recs) || (unsigned int)cause >= LUF_ABORT_NR_CAUSES)
+	if (!d || !task_ok(c, t) || (n && !recs) || (unsigned int)cause >= LUF_ABORT_NR_CAUSES)
 		return -EINVAL;
+	for (size_t i = 0; i < n; i++) /* a record of another domain (or of a dropped one) */
+		if (recs[i].tick && (!recs[i].mask || recs[i].mask->owner != d ||
+				     recs[i].mask->owner_gen != d->gen_live))
+			return -EINVAL;
 	for (size_t i = 0; i < n; i++) {
 		if (!recs[i].tick)
 			continue;
@@ -1164,12 +1263,12 @@ long luf_cmp_alloc(struct luf_cmp *c, unsigned int cpu, unsigned int tier)
 	struct cframe *fr;
 	int ret;
 
-	if (!c->fr || cpu >= c->nr_cpus)
+	if (!c->fr || cpu >= c->nr_cpus || tier >= c->ntiers)
 		return -1;
 	cp = &c->cpu[cpu];
 	c->cur = cpu;
 	set_cause(c, LUF_CMP_C_REUSE, -1);
-	ret = luf_alloc(cp->fl[tier < c->ntiers ? tier : 0], cp->ro, LUF_ALLOC_MAY_FLUSH, &f);
+	ret = luf_alloc(cp->fl[tier], cp->ro, LUF_ALLOC_MAY_FLUSH, &f);
 	if (ret) {
 		if (ret != -ENOMEM)
 			c->errors++;
@@ -1177,6 +1276,9 @@ long luf_cmp_alloc(struct luf_cmp *c, unsigned int cpu, unsigned int tier)
 	}
 	fr = luf_folio_entry(f, struct cframe, lf);
 	meet(c, cpu, &fr->rec, 1, LUF_CMP_S1);
+	if (fr->rec.mask)
+		mask_put(c, (struct luf_cmp_mask *)(uintptr_t)fr->rec.mask);
+	fr->rec.mask = NULL;
 	fr->rec.tick = 0;
 	fr->wr = 0;
 	return (long)(fr - c->fr);
@@ -1186,9 +1288,9 @@ unsigned long luf_cmp_nr_free(const struct luf_cmp *c, unsigned int cpu, unsigne
 {
 	const struct luf_freelist *fl;
 
-	if (!c->fr || cpu >= c->nr_cpus)
+	if (!c->fr || cpu >= c->nr_cpus || tier >= c->ntiers)
 		return 0;
-	fl = c->cpu[cpu].fl[tier < c->ntiers ? tier : 0];
+	fl = c->cpu[cpu].fl[tier];
 	return luf_freelist_nr_clean(fl) + luf_freelist_nr_pend(fl);
 }
 
@@ -1198,6 +1300,11 @@ unsigned int luf_cmp_frame_tier(const struct luf_cmp *c, unsigned int frame)
 }
 
 /* ---- results ------------------------------------------------------------------ */
+
+unsigned long luf_cmp_nr_masks(const struct luf_cmp *c)
+{
+	return c->nr_masks;
+}
 
 void luf_cmp_result(struct luf_cmp *c, struct luf_cmp_result *r)
 {

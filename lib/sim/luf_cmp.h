@@ -60,7 +60,8 @@
  * Cost: a flush of a domain's CPUs is recorded on the mask snapshot when
  * that reaches many CPUs, so a flush and a check cost O(domains in the
  * flush) or O(cpumask words), not O(CPUs); memory grows with domains,
- * mask snapshots (at most one per CPU added to a domain), tasks and frames.
+ * mask snapshots (at most one per CPU added to a live domain), tasks and
+ * frames.
  *
  * Errors: functions that return int return 0 or a negative errno: -EINVAL
  * for an argument out of range (nothing changes), -ENOMEM. luf calls that
@@ -168,7 +169,11 @@ void luf_cmp_where(struct luf_cmp *c, const char *where);
 
 /* A new domain with no CPU. Return: its id (>= 0), or -ENOMEM. */
 int luf_cmp_dom_new(struct luf_cmp *c);
-/* Drop domain @dom (its id may be reused). Records of it stay valid. */
+/*
+ * Drop domain @dom (its id may be reused). Its records must not be used
+ * afterwards: its mask snapshots are freed as soon as no open call or
+ * batch and no frame holds them, so memory follows the live domains.
+ */
 void luf_cmp_dom_put(struct luf_cmp *c, int dom);
 /* @cpu ran a task of @dom (masks never shrink). Return: 0, -EINVAL, -ENOMEM. */
 int luf_cmp_dom_add_cpu(struct luf_cmp *c, int dom, unsigned int cpu);
@@ -179,7 +184,10 @@ void luf_cmp_dom_rec(const struct luf_cmp *c, int dom, struct luf_cmp_rec *out);
 /* ---- tasks ----------------------------------------------------------- */
 
 int luf_cmp_task_init(struct luf_cmp *c, struct luf_cmp_task *t, unsigned int cpu);
-/* Ends an open batch (luf_cmp_batch_end()) and frees @t's memory. */
+/*
+ * Ends an open batch (luf_cmp_batch_end()) and frees @t's memory; @t is then
+ * refused (-EINVAL, or ignored by the void calls) until initialised again.
+ */
 void luf_cmp_task_fini(struct luf_cmp *c, struct luf_cmp_task *t);
 
 /* ---- events ----------------------------------------------------------- */
@@ -190,7 +198,10 @@ void luf_cmp_task_fini(struct luf_cmp *c, struct luf_cmp_task *t);
  * on @t's CPU; an accessible removal also starts a record (*@out, may be
  * NULL), joins @t's open call and batch, marks the domain pending (B1).
  * @frame >= 0: a frame of the simulator, freed at the next batch end on
- * @t's CPU (a driver that frees frames runs one task per CPU).
+ * @t's CPU (a driver that frees frames runs one task per CPU); removed
+ * again before that, it keeps the newest record and is freed once.
+ * Return: 0; -EINVAL for a bad or dropped domain, a task not set up (or
+ * ended) or a frame out of range (nothing changes); -ENOMEM.
  */
 int luf_cmp_remove(struct luf_cmp *c, struct luf_cmp_task *t, int dom, long frame, unsigned int pte,
 		   unsigned long pages, struct luf_cmp_rec *out);
@@ -209,7 +220,9 @@ void luf_cmp_pending(struct luf_cmp *c, struct luf_cmp_task *t, int dom);
  * luf_cmp_reuse() (S1: memory handed out again; luf_abort_domain(
  * LUF_ABORT_WRITE_OTHER) only if luf still owes one of them) and
  * luf_cmp_upgrade() (S2: write granted; luf_abort_domain(@cause) always).
- * Return: 0, -EINVAL.
+ * Return: 0; -EINVAL (nothing changes) for a bad or dropped domain, a task
+ * not set up, a bad cause, or a record that is not one of @dom's (records
+ * of a dropped domain are invalid: luf_cmp_dom_put()).
  */
 int luf_cmp_reuse(struct luf_cmp *c, struct luf_cmp_task *t, int dom,
 		  const struct luf_cmp_rec *recs, size_t n);
@@ -225,10 +238,12 @@ bool luf_cmp_rec_live(struct luf_cmp *c, const struct luf_cmp_rec *rec);
 /*
  * luf_cmp_alloc() - a frame from @cpu's free list of @tier with
  * luf_alloc(LUF_ALLOC_MAY_FLUSH): its last record meets its deadline (S1).
- * Return: the frame, or -1 if that list is empty (or on a luf error).
+ * Return: the frame, or -1 if that list is empty, @cpu or @tier is out of
+ * range (tiers: 2 when 0 < nr_fast < nr_frames, else 1), or luf failed.
  */
 long luf_cmp_alloc(struct luf_cmp *c, unsigned int cpu, unsigned int tier);
 unsigned long luf_cmp_nr_free(const struct luf_cmp *c, unsigned int cpu, unsigned int tier);
+/* 0 or 1; 0 also for a frame out of range. */
 unsigned int luf_cmp_frame_tier(const struct luf_cmp *c, unsigned int frame);
 
 /* ---- results --------------------------------------------------------- */
@@ -241,6 +256,8 @@ struct luf_cmp_result {
 	long luf_errors;		  /* luf calls that failed (must be 0) */
 };
 void luf_cmp_result(struct luf_cmp *c, struct luf_cmp_result *r);
+/* CPU-mask snapshots allocated now (what memory follows: see luf_cmp_dom_put()). */
+unsigned long luf_cmp_nr_masks(const struct luf_cmp *c);
 
 const char *luf_cmp_pol_name(enum luf_cmp_pol p);
 const char *luf_cmp_rule_name(enum luf_cmp_rule r);

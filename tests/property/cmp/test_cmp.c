@@ -216,6 +216,45 @@ Test(cmp_scenario, frame_reuse_flushes_once)
 	luf_cmp_destroy(c);
 }
 
+/*
+ * Memory follows the live domains: snapshots of a dropped domain are freed
+ * at once, or when the last open batch or frame holding one lets go.
+ */
+Test(cmp_scenario, dropped_domains_free_their_snapshots)
+{
+	struct luf_cmp *c = mk(64, 0);
+	struct luf_cmp_task t;
+	struct luf_cmp_result r;
+	unsigned long base;
+	int keep;
+
+	cr_assert_eq(luf_cmp_task_init(c, &t, 0), 0);
+	base = luf_cmp_nr_masks(c);
+	for (unsigned int i = 0; i < 100000; i++) {
+		int d = mkdom(c, 1 + i % 64);
+
+		cr_assert_eq(luf_cmp_remove(c, &t, d, -1, LUF_PTE_ACCESSIBLE, 1, NULL), 0);
+		cr_assert_eq(luf_cmp_dom_add_cpu(c, d, 63), 0); /* a second snapshot */
+		luf_cmp_call_end(c, &t);
+		luf_cmp_batch_end(c, &t);
+		luf_cmp_dom_put(c, d);
+	}
+	cr_assert_eq(luf_cmp_nr_masks(c), base, "%lu snapshots left", luf_cmp_nr_masks(c) - base);
+	/* held by an open batch: freed at its end, not before */
+	keep = mkdom(c, 8);
+	cr_assert_eq(
+	    luf_cmp_remove(c, &t, keep, -1, LUF_PTE_ACCESSIBLE | LUF_PTE_WRITABLE, 1, NULL), 0);
+	luf_cmp_call_end(c, &t);
+	luf_cmp_dom_put(c, keep);
+	cr_assert_eq(luf_cmp_nr_masks(c), base + 1);
+	luf_cmp_batch_end(c, &t);
+	cr_assert_eq(luf_cmp_nr_masks(c), base);
+	luf_cmp_result(c, &r);
+	cr_assert_eq(viol(&r), 0);
+	luf_cmp_task_fini(c, &t);
+	luf_cmp_destroy(c);
+}
+
 Test(cmp_badinput, create)
 {
 	struct luf_cmp_config cfg = {.nr_cpus = 0};
@@ -254,6 +293,8 @@ Test(cmp_badinput, events)
 	cr_assert_eq(luf_cmp_reuse(c, &t, d, NULL, 1), -EINVAL);
 	cr_assert_eq(luf_cmp_upgrade(c, &t, d, NULL, 0, LUF_ABORT_NR_CAUSES), -EINVAL);
 	cr_assert_eq(luf_cmp_alloc(c, 4, 0), -1);
+	cr_assert_eq(luf_cmp_alloc(c, 0, 1), -1, "one tier only");
+	cr_assert_eq(luf_cmp_nr_free(c, 0, 1), 0);
 	luf_cmp_dom_put(c, d);
 	cr_assert_eq(luf_cmp_remove(c, &t, d, -1, LUF_PTE_ACCESSIBLE, 1, &rec), -EINVAL,
 		     "a dropped domain");
@@ -262,6 +303,66 @@ Test(cmp_badinput, events)
 	for (int p = 0; p < LUF_CMP_NPOL; p++)
 		cr_assert_eq(r.c[p].flushes, 0);
 	cr_assert_eq(r.luf_errors, 0);
+	luf_cmp_task_fini(c, &t);
+	luf_cmp_destroy(c);
+}
+
+/* An ended task and records of another (or a dropped) domain are refused. */
+Test(cmp_badinput, ended_tasks_and_foreign_records)
+{
+	struct luf_cmp *c = mk(4, 8);
+	struct luf_cmp_task t;
+	struct luf_cmp_rec rec, before;
+	struct luf_cmp_result r;
+	int d = mkdom(c, 2), e = mkdom(c, 2), f;
+
+	cr_assert_eq(luf_cmp_task_init(c, &t, 3), 0);
+	cr_assert_eq(luf_cmp_remove(c, &t, d, -1, LUF_PTE_ACCESSIBLE, 1, &rec), 0);
+	luf_cmp_call_end(c, &t);
+	luf_cmp_batch_end(c, &t);
+	cr_assert_eq(luf_cmp_reuse(c, &t, e, &rec, 1), -EINVAL, "a record of domain d, not e");
+	luf_cmp_result(c, &r);
+	cr_assert_eq(r.c[LUF_CMP_LUF].flushes, 0, "nothing done for a refused reuse");
+	luf_cmp_dom_put(c, d);
+	f = luf_cmp_dom_new(c);
+	cr_assert_eq(f, d, "the id is reused");
+	cr_assert_eq(luf_cmp_reuse(c, &t, f, &rec, 1), -EINVAL, "a record of the dropped domain");
+	luf_cmp_task_fini(c, &t);
+	luf_cmp_task_fini(c, &t); /* twice: harmless */
+	before = rec;
+	for (int i = 0; i < 100; i++) {
+		cr_assert_eq(luf_cmp_remove(c, &t, e, -1, LUF_PTE_ACCESSIBLE, 1, &rec), -EINVAL);
+		luf_cmp_call_end(c, &t);
+		luf_cmp_batch_end(c, &t);
+		luf_cmp_pending(c, &t, e);
+	}
+	cr_assert_eq(rec.tick, before.tick, "nothing recorded for an ended task");
+	cr_assert_eq(luf_cmp_upgrade(c, &t, e, NULL, 0, LUF_ABORT_PROT_UPGRADE), -EINVAL);
+	luf_cmp_result(c, &r);
+	cr_assert_eq(r.removals, 1);
+	cr_assert_eq(viol(&r), 0);
+	cr_assert_eq(r.luf_errors, 0);
+	luf_cmp_destroy(c);
+}
+
+/* A frame removed twice before its batch end is freed once, under its newest record. */
+Test(cmp_scenario, frame_removed_twice_is_freed_once)
+{
+	struct luf_cmp *c = mk(2, 4);
+	struct luf_cmp_task t;
+	struct luf_cmp_result r;
+	int d = mkdom(c, 2), e = mkdom(c, 1);
+	long f = luf_cmp_alloc(c, 0, 0);
+
+	cr_assert_eq(luf_cmp_task_init(c, &t, 0), 0);
+	cr_assert_eq(luf_cmp_remove(c, &t, e, f, LUF_PTE_ACCESSIBLE, 1, NULL), 0);
+	cr_assert_eq(luf_cmp_remove(c, &t, d, f, LUF_PTE_ACCESSIBLE, 1, NULL), 0);
+	luf_cmp_call_end(c, &t);
+	luf_cmp_batch_end(c, &t);
+	cr_assert_eq(luf_cmp_nr_free(c, 0, 0), 2);
+	luf_cmp_result(c, &r);
+	cr_assert_eq(r.luf_errors, 0);
+	cr_assert_eq(viol(&r), 0);
 	luf_cmp_task_fini(c, &t);
 	luf_cmp_destroy(c);
 }
@@ -357,6 +458,12 @@ static void r_step(struct rstate *s)
 		luf_cmp_batch_end(s->c, t);
 	} else if (k < 94) {
 		luf_cmp_ctx_switch(s->c, cpu);
+	} else if (k < 95) { /* the address space goes; a new one takes its place */
+		luf_cmp_dom_put(s->c, d);
+		s->dom[di] = luf_cmp_dom_new(s->c);
+		PASSERT(s->dom[di] >= 0, "dom_new failed");
+		PASSERT(!luf_cmp_dom_add_cpu(s->c, s->dom[di], cpu), "add cpu failed");
+		s->nrec[di] = 0; /* its records go with it */
 	} else {
 		PASSERT(!luf_cmp_dom_add_cpu(s->c, d, cpu), "add cpu failed");
 	}
