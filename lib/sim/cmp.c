@@ -60,7 +60,8 @@ struct cframe {
 	struct luf_folio lf; /* luf's links: in the descriptor, never in the frame */
 	struct luf_cmp_rec rec;
 	unsigned char tier, wr;
-	bool queued; /* on a CPU's list of frames to free at its batch end */
+	bool queued;	    /* on a CPU's list of frames to free at its batch end */
+	unsigned short key; /* frames_by_id: the key it was freed under (0: none owed) */
 };
 
 struct ccpu {
@@ -91,6 +92,8 @@ struct luf_cmp {
 	int nr_dom, cap_dom, free_dom;
 	struct ccpu *cpu;
 	unsigned long *scratch;
+	unsigned long *lazy; /* CPUs in lazy-TLB mode (luf_cmp_cpu_lazy()) */
+	unsigned int nr_lazy;
 	unsigned long *seen_done; /* S4: luf's done[] when last read */
 	unsigned long seen_all;	  /* S4: luf_done_all() when last read */
 	unsigned int cur;	  /* the CPU luf runs on (for the backend) */
@@ -345,7 +348,9 @@ cpus:
 	{
 		if (c->bcov[cpu] < rec->tick) {
 			c->bcov[cpu] = c->tick;
-			c->bound_cpus++;
+			/* a lazy CPU can be flushed without an interrupt (lazy_skip) */
+			if (!(c->cfg.lazy_skip && mask_test(c->lazy, cpu)))
+				c->bound_cpus++;
 		}
 		lb = min64(lb, c->bcov[cpu]);
 	}
@@ -392,8 +397,19 @@ static void account(struct luf_cmp *c, enum luf_cmp_pol p, unsigned int caller, 
 		    struct luf_cmp_mask *const *x, unsigned int k)
 {
 	struct luf_cmp_counts *ct = &c->cnt[p];
-	unsigned int others = n - (self ? 1 : 0);
+	unsigned int others = n - (self ? 1 : 0), lazy = 0;
 
+	/* lazy-TLB CPUs this policy does not interrupt: they flush at their next switch */
+	if (c->nr_lazy && (c->cfg.lazy_skip & (1u << p))) {
+		const unsigned long *m = bits ? bits : c->scratch;
+
+		for (unsigned int w = 0; w < c->words; w++)
+			lazy += popc(m[w] & c->lazy[w]);
+		if (self && mask_test(c->lazy, caller))
+			lazy--;
+		others -= lazy;
+		n -= lazy;
+	}
 	ct->flushes++;
 	ct->cpus += n;
 	ct->by_cause[c->cause]++;
@@ -413,6 +429,8 @@ static void account(struct luf_cmp *c, enum luf_cmp_pol p, unsigned int caller, 
 		luf_cmp_pol_name(p), luf_cmp_cause_name(c->cause),
 		c->abort >= 0 ? luf_cmp_abort_name((enum luf_abort_cause)c->abort) : "-",
 		c->where ? c->where : "-", caller, others);
+	if (lazy)
+		fprintf(c->explain, " (lazy, not interrupted: %u)", lazy);
 	explain_cpus(c, bits, x, k);
 }
 
@@ -747,7 +765,8 @@ static int setup_cpus(struct luf_cmp *c)
 		if (luf_pcpu_init(cp->ro, c->l, c->kt, cpu, LUF_PCPU_DEFAULT_THRESHOLD) ||
 		    luf_pcpu_init(cp->rw, c->l, c->kt, cpu, LUF_PCPU_DEFAULT_THRESHOLD))
 			return -EINVAL;
-		for (unsigned int t = 0; c->cfg.nr_frames && t < c->ntiers; t++) {
+		for (unsigned int t = 0; c->cfg.nr_frames && !c->cfg.frames_by_id && t < c->ntiers;
+		     t++) {
 			cp->fl[t] = zalloc(luf_freelist_size(n));
 			if (!cp->fl[t] || luf_freelist_init(cp->fl[t], c->l, c->kt, 0))
 				return -ENOMEM;
@@ -807,20 +826,22 @@ int luf_cmp_create(const struct luf_cmp_config *cfg, struct luf_cmp **out)
 	c->gholder = calloc(c->words, sizeof(unsigned int));
 	c->ora_stale = calloc(c->words, sizeof(unsigned long));
 	c->scratch = calloc(c->words, sizeof(unsigned long));
+	c->lazy = calloc(c->words, sizeof(unsigned long));
 	c->seen_done = calloc(n, sizeof(unsigned long));
 	c->bcov = calloc(n, sizeof(uint64_t));
 	c->bown = calloc(n, sizeof(uint64_t));
 	c->fr = cfg->nr_frames ? zalloc(cfg->nr_frames * sizeof(struct cframe)) : NULL;
 	if (!c->cpu || !c->done[LUF_CMP_NPOL - 1] || !c->done[0] || !c->done[1] || !c->done[2] ||
-	    !c->gmin || !c->gholder || !c->ora_stale || !c->scratch || !c->seen_done || !c->bcov ||
-	    !c->bown || (cfg->nr_frames && !c->fr))
+	    !c->gmin || !c->gholder || !c->ora_stale || !c->scratch || !c->lazy || !c->seen_done ||
+	    !c->bcov || !c->bown || (cfg->nr_frames && !c->fr))
 		goto fail;
 	for (unsigned int w = 0; w < c->words; w++)
 		c->gholder[w] = w * 64;
 	ret = setup_cpus(c);
 	if (ret)
 		goto fail;
-	setup_frames(c);
+	if (!cfg->frames_by_id)
+		setup_frames(c);
 	*out = c;
 	return 0;
 fail:
@@ -866,6 +887,7 @@ void luf_cmp_destroy(struct luf_cmp *c)
 	free(c->gholder);
 	free(c->ora_stale);
 	free(c->scratch);
+	free(c->lazy);
 	free(c->seen_done);
 	free(c->bcov);
 	free(c->bown);
@@ -1160,7 +1182,10 @@ void luf_cmp_batch_end(struct luf_cmp *c, struct luf_cmp_task *t)
 		struct cframe *fr = &c->fr[cp->frames[i]];
 
 		fr->queued = false;
-		luf_check(c, luf_free(cp->fl[fr->tier], cp->ro, &fr->lf, fr->wr ? 0 : key));
+		if (c->cfg.frames_by_id)
+			fr->key = fr->wr ? 0 : key;
+		else
+			luf_check(c, luf_free(cp->fl[fr->tier], cp->ro, &fr->lf, fr->wr ? 0 : key));
 	}
 	cp->nr_frames = 0;
 	for (unsigned int i = 0; i < t->nr_wr; i++)
@@ -1263,7 +1288,7 @@ long luf_cmp_alloc(struct luf_cmp *c, unsigned int cpu, unsigned int tier)
 	struct cframe *fr;
 	int ret;
 
-	if (!c->fr || cpu >= c->nr_cpus || tier >= c->ntiers)
+	if (!c->fr || c->cfg.frames_by_id || cpu >= c->nr_cpus || tier >= c->ntiers)
 		return -1;
 	cp = &c->cpu[cpu];
 	c->cur = cpu;
@@ -1288,10 +1313,33 @@ unsigned long luf_cmp_nr_free(const struct luf_cmp *c, unsigned int cpu, unsigne
 {
 	const struct luf_freelist *fl;
 
-	if (!c->fr || cpu >= c->nr_cpus || tier >= c->ntiers)
+	if (!c->fr || c->cfg.frames_by_id || cpu >= c->nr_cpus || tier >= c->ntiers)
 		return 0;
 	fl = c->cpu[cpu].fl[tier];
 	return luf_freelist_nr_clean(fl) + luf_freelist_nr_pend(fl);
+}
+
+int luf_cmp_take(struct luf_cmp *c, unsigned int cpu, unsigned long frame)
+{
+	struct cframe *fr;
+
+	if (!c->fr || !c->cfg.frames_by_id || cpu >= c->nr_cpus || frame >= c->cfg.nr_frames)
+		return -EINVAL;
+	fr = &c->fr[frame];
+	if (fr->queued)
+		return -EBUSY;
+	c->cur = cpu;
+	set_cause(c, LUF_CMP_C_REUSE, -1);
+	if (fr->key && luf_keytab_check_done(c->kt, fr->key) == 0)
+		luf_check(c, luf_key_flush(c->cpu[cpu].ro, fr->key) < 0);
+	meet(c, cpu, &fr->rec, 1, LUF_CMP_S1);
+	if (fr->rec.mask)
+		mask_put(c, (struct luf_cmp_mask *)(uintptr_t)fr->rec.mask);
+	fr->rec.mask = NULL;
+	fr->rec.tick = 0;
+	fr->wr = 0;
+	fr->key = 0;
+	return 0;
 }
 
 unsigned int luf_cmp_frame_tier(const struct luf_cmp *c, unsigned int frame)
@@ -1300,6 +1348,22 @@ unsigned int luf_cmp_frame_tier(const struct luf_cmp *c, unsigned int frame)
 }
 
 /* ---- results ------------------------------------------------------------------ */
+
+void luf_cmp_cpu_lazy(struct luf_cmp *c, unsigned int cpu, bool lazy)
+{
+	unsigned long bit;
+
+	if (cpu >= c->nr_cpus)
+		return;
+	bit = 1ul << (cpu % 64);
+	if (lazy && !(c->lazy[cpu / 64] & bit)) {
+		c->lazy[cpu / 64] |= bit;
+		c->nr_lazy++;
+	} else if (!lazy && (c->lazy[cpu / 64] & bit)) {
+		c->lazy[cpu / 64] &= ~bit;
+		c->nr_lazy--;
+	}
+}
 
 unsigned long luf_cmp_nr_masks(const struct luf_cmp *c)
 {

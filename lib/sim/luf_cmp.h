@@ -143,6 +143,10 @@ struct luf_cmp_config {
 	unsigned int nr_fast;	  /* frames 0..nr_fast-1 are tier 0, the rest tier 1 */
 	unsigned int nr_keys;	  /* luf key table: 2..65536 (0: 65536) */
 	unsigned long ugen_start; /* the ugen luf starts at (tests: just below the wrap) */
+	bool frames_by_id;	  /* frames are named by the driver (a kernel trace's pfns):
+				   * not on luf's free lists; luf_cmp_take() hands one out */
+	unsigned int lazy_skip;	  /* 1 << policy: its flushes do not interrupt lazy-TLB
+				   * CPUs (x86's flush_tlb_multi() without freed_tables) */
 };
 
 struct luf_cmp;
@@ -228,6 +232,13 @@ int luf_cmp_reuse(struct luf_cmp *c, struct luf_cmp_task *t, int dom,
 		  const struct luf_cmp_rec *recs, size_t n);
 int luf_cmp_upgrade(struct luf_cmp *c, struct luf_cmp_task *t, int dom,
 		    const struct luf_cmp_rec *recs, size_t n, enum luf_abort_cause cause);
+/*
+ * @cpu enters (@lazy) or leaves lazy-TLB mode: a kernel thread or idle runs
+ * on the last mm. A policy of luf_cmp_config.lazy_skip flushes it without an
+ * IPI (it flushes at its next switch, before user space runs): not counted
+ * in received, cpus or the explain's remote.
+ */
+void luf_cmp_cpu_lazy(struct luf_cmp *c, unsigned int cpu, bool lazy);
 /* A full local flush of @cpu (context switch), the same for every policy. */
 void luf_cmp_ctx_switch(struct luf_cmp *c, unsigned int cpu);
 /* Does any policy, or the CPU-flush bound, still owe @rec a flush? */
@@ -243,6 +254,16 @@ bool luf_cmp_rec_live(struct luf_cmp *c, const struct luf_cmp_rec *rec);
  */
 long luf_cmp_alloc(struct luf_cmp *c, unsigned int cpu, unsigned int tier);
 unsigned long luf_cmp_nr_free(const struct luf_cmp *c, unsigned int cpu, unsigned int tier);
+/*
+ * luf_cmp_take() - frames_by_id: @frame is handed out again on @cpu (the
+ * kernel allocated that page): its last record meets its deadline (S1).
+ * luf, as the LUF page allocator does with a pend folio, checks the key
+ * the frame was freed under and flushes it (luf_key_flush()) if still owed.
+ * Return: 0; -EINVAL for a bad @cpu or @frame or a simulator without
+ * frames_by_id; -EBUSY if @frame waits for its batch end (not freed yet:
+ * nothing changes).
+ */
+int luf_cmp_take(struct luf_cmp *c, unsigned int cpu, unsigned long frame);
 /* 0 or 1; 0 also for a frame out of range. */
 unsigned int luf_cmp_frame_tier(const struct luf_cmp *c, unsigned int frame);
 

@@ -255,6 +255,69 @@ Test(cmp_scenario, dropped_domains_free_their_snapshots)
 	luf_cmp_destroy(c);
 }
 
+/* frames_by_id (kernel traces): a given frame is handed out; luf flushes its key if owed. */
+Test(cmp_scenario, take_a_given_frame)
+{
+	struct luf_cmp_config cfg = {.nr_cpus = 2, .nr_frames = 16, .frames_by_id = true};
+	struct luf_cmp *c = NULL;
+	struct luf_cmp_task t;
+	struct luf_cmp_result r;
+	int d;
+
+	cr_assert_eq(luf_cmp_create(&cfg, &c), 0);
+	d = mkdom(c, 2);
+	cr_assert_eq(luf_cmp_alloc(c, 0, 0), -1, "no free lists in this mode");
+	cr_assert_eq(luf_cmp_task_init(c, &t, 0), 0);
+	cr_assert_eq(luf_cmp_take(c, 0, 5), 0, "never removed: nothing owed");
+	cr_assert_eq(luf_cmp_remove(c, &t, d, 5, LUF_PTE_ACCESSIBLE, 1, NULL), 0);
+	luf_cmp_call_end(c, &t);
+	cr_assert_eq(luf_cmp_take(c, 1, 5), -EBUSY, "not freed before its batch end");
+	luf_cmp_batch_end(c, &t);
+	cr_assert_eq(luf_cmp_take(c, 1, 5), 0);
+	cr_assert_eq(luf_cmp_take(c, 1, 5), 0, "owed nothing the second time");
+	cr_assert_eq(luf_cmp_take(c, 1, 16), -EINVAL);
+	cr_assert_eq(luf_cmp_take(c, 2, 5), -EINVAL);
+	luf_cmp_result(c, &r);
+	cr_assert_eq(r.c[LUF_CMP_LUF].flushes, 1);
+	cr_assert_eq(r.c[LUF_CMP_LUF].by_cause[LUF_CMP_C_REUSE], 1);
+	cr_assert_eq(r.c[LUF_CMP_ORACLE].flushes, 1);
+	cr_assert_eq(r.bound_ops, 1);
+	cr_assert_eq(viol(&r), 0);
+	cr_assert_eq(r.luf_errors, 0);
+	luf_cmp_task_fini(c, &t);
+	luf_cmp_destroy(c);
+}
+
+/* lazy_skip: batched's flush does not interrupt a lazy CPU; luf's does. */
+Test(cmp_scenario, lazy_cpus_are_not_interrupted_by_lazy_skip_policies)
+{
+	struct luf_cmp_config cfg = {.nr_cpus = 3, .lazy_skip = 1u << LUF_CMP_BATCHED};
+	struct luf_cmp *c = NULL;
+	struct luf_cmp_task t;
+	struct luf_cmp_rec rec;
+	struct luf_cmp_result r;
+	int d;
+
+	cr_assert_eq(luf_cmp_create(&cfg, &c), 0);
+	d = mkdom(c, 3);
+	cr_assert_eq(luf_cmp_task_init(c, &t, 0), 0);
+	cr_assert_eq(luf_cmp_remove(c, &t, d, -1, LUF_PTE_ACCESSIBLE, 1, &rec), 0);
+	luf_cmp_call_end(c, &t);
+	luf_cmp_cpu_lazy(c, 2, true);
+	luf_cmp_batch_end(c, &t);
+	luf_cmp_result(c, &r);
+	cr_assert_eq(r.c[LUF_CMP_BATCHED].received, 1, "CPU 1 only: CPU 2 is lazy");
+	cr_assert_eq(r.c[LUF_CMP_IMMEDIATE].received, 2, "not in lazy_skip");
+	cr_assert_eq(luf_cmp_reuse(c, &t, d, &rec, 1), 0);
+	luf_cmp_cpu_lazy(c, 2, false);
+	luf_cmp_result(c, &r);
+	cr_assert_eq(r.c[LUF_CMP_LUF].received, 2, "luf interrupts the lazy CPU");
+	cr_assert_eq(r.bound_cpus, 2, "the lazy CPU costs the bound nothing");
+	cr_assert_eq(viol(&r), 0);
+	luf_cmp_task_fini(c, &t);
+	luf_cmp_destroy(c);
+}
+
 Test(cmp_badinput, create)
 {
 	struct luf_cmp_config cfg = {.nr_cpus = 0};
