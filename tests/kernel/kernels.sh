@@ -10,6 +10,7 @@
 #   kcsan     debug with KCSAN instead of KASAN (kcsan.config)
 #   mutant    luf + the test harness (tests/kernel/harness); pass --make LUF_MUTANT=NAME
 #   debug-mutant, kcsan-mutant  the same on the debug and kcsan kernels
+#   trace     pristine + trace.config (tracepoints and kprobe events: tests/kernel/capture)
 luf_kdir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 export LUF_KERNEL_KEEP=${LUF_KERNEL_KEEP:-24} # every kernel of ci and compare stays cached
 
@@ -19,6 +20,7 @@ luf_kernel() {
 	shift
 	case "$kind" in
 	pristine) args=(--name pristine) ;;
+	trace) args=(--name trace --fragment "$cfg/trace.config") ;;
 	luf) args=(--name luf --series "$series" --fragment "$cfg/luf.config") ;;
 	debug | kcsan)
 		args=(--name "$kind" --series "$series" --fragment "$cfg/luf.config"
