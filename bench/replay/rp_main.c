@@ -18,6 +18,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "rp_kmodel.h"
+#include "rp_kparse.h"
 #include "rp_output.h"
 #include "rp_parse.h"
 #include "rp_reader.h"
@@ -57,7 +59,9 @@ static void usage(void)
 	       "and oracle flush policies and prints the TLB shootdowns each one needs, and\n"
 	       "the lower bounds no safe policy can go below.\n"
 	       "  TRACE      output of `strace -f -tt -e trace=memory,process -o TRACE cmd`,\n"
-	       "             plain or gzip'd; '-' reads standard input\n"
+	       "             or a kernel trace of tests/kernel/capture (tracefs's trace_pipe\n"
+	       "             text: bench/replay/rp_kparse.h), plain or gzip'd; '-' reads\n"
+	       "             standard input\n"
 	       "  --cpus N   simulated CPUs, 1..%u (default 16)\n"
 	       "  --json     machine-readable results on stdout instead of the table\n"
 	       "  --png FILE bar chart of nr_tlb_remote_flush per policy (gnuplot on the PATH)\n"
@@ -167,8 +171,110 @@ static void warn_tasks(const char *path, const struct rp_stats *st)
 }
 
 /*
+ * A kernel trace (rp_kparse.h) from @rd, whose first line @line0 was read
+ * already. Return: as replay().
+ */
+static int replay_kernel(const struct opts *o, struct rp_reader *rd, const char *path,
+			 struct rp_result *r, const char *line, size_t len, double t0)
+{
+	struct rp_kmodel *k;
+	struct rp_kev ev;
+	const char *why;
+	char where[32];
+	int ret = 0, n = 1;
+
+	r->kernel = 1;
+	if (rp_kmodel_new(o->cpus, RP_K_MAX_PFN, &k)) {
+		fprintf(stderr, "luf-replay: out of memory\n");
+		return RP_EXIT_NOMEM;
+	}
+	if (o->explain) {
+		FILE *f = o->json ? stderr : stdout;
+
+		luf_cmp_explain(rp_kmodel_cmp(k), f);
+		fprintf(
+		    f,
+		    "%s: every flush: policy, cause, luf abort cause (or -), trace line, the "
+		    "CPU issuing it, remote CPUs reached, CPUs flushed; and every shootdown the "
+		    "traced kernel received ('kernel shootdown', the CPU that received it)\n",
+		    path);
+	}
+	for (; n == 1; n = rp_reader_next(rd, &line, &len)) {
+		int e;
+
+		r->st.lines++;
+		if (rp_kparse(line, len, &ev, &why)) {
+			if (!o->lenient) {
+				fprintf(stderr, "luf-replay: %s:%lu: expected %s\n", path,
+					rp_reader_lineno(rd), why);
+				ret = RP_EXIT_INPUT;
+				break;
+			}
+			r->skipped++;
+			continue;
+		}
+		if (o->explain) {
+			FILE *f = o->json ? stderr : stdout;
+
+			snprintf(where, sizeof(where), "line %-7lu", rp_reader_lineno(rd));
+			luf_cmp_where(rp_kmodel_cmp(k), where);
+			if (ev.kind == RP_K_IPI)
+				fprintf(f, "kernel shootdown %-12s %s cpu %u\n", "-", where,
+					ev.cpu);
+		}
+		e = rp_kmodel_event(k, &ev, &why);
+		if (e == -1) {
+			fprintf(stderr, "luf-replay: %s:%lu: out of memory\n", path,
+				rp_reader_lineno(rd));
+			ret = RP_EXIT_NOMEM;
+			break;
+		}
+		if (e) {
+			if (!o->lenient) {
+				fprintf(stderr, "luf-replay: %s:%lu: expected %s\n", path,
+					rp_reader_lineno(rd), why);
+				ret = RP_EXIT_INPUT;
+				break;
+			}
+			r->skipped++;
+		}
+	}
+	if (n < 0) {
+		fprintf(stderr, "luf-replay: %s: after line %lu: %s%s\n", path,
+			rp_reader_lineno(rd), rp_reader_error(rd),
+			o->lenient ? " (replayed what was read)" : "");
+		if (!o->lenient)
+			ret = RP_EXIT_INPUT;
+	}
+	{
+		struct luf_cmp_result res;
+
+		rp_kmodel_finish(k, &res, &r->ks);
+		for (int i = 0; i < LUF_CMP_NPOL; i++)
+			r->c[i] = res.c[i];
+		r->bound_cpus = res.bound_cpus;
+		r->bound_ops = res.bound_ops;
+		if (res.luf_errors && !ret) {
+			fprintf(stderr, "luf-replay: %s: %ld luf calls failed\n", path,
+				res.luf_errors);
+			ret = RP_EXIT_INPUT;
+		}
+	}
+	r->seconds = now() - t0;
+	if (!ret && !r->ks.events[RP_K_UNMAP] && !r->ks.events[RP_K_ALLOC]) {
+		fprintf(stderr,
+			"luf-replay: %s: no unmap or allocation events in the kernel trace\n",
+			path);
+		ret = RP_EXIT_INPUT;
+	}
+	rp_kmodel_free(k);
+	return ret;
+}
+
+/*
  * Replay the trace in @file ("-": standard input), called @path in messages
- * and results, into @r. Return: 0, 1 (bad input), 4 (out of memory).
+ * and results, into @r: strace output, or a kernel trace (rp_kparse.h),
+ * told apart by the first line. Return: 0, 1 (bad input), 4 (out of memory).
  */
 static int replay(const struct opts *o, const char *file, const char *path, struct rp_result *r)
 {
@@ -190,6 +296,13 @@ static int replay(const struct opts *o, const char *file, const char *path, stru
 		rp_parser_free(p);
 		return RP_EXIT_INPUT;
 	}
+	n = rp_reader_next(rd, &line, &len);
+	if (n == 1 && rp_kparse_sniff(line, len)) {
+		rp_parser_free(p);
+		ret = replay_kernel(o, rd, path, r, line, len, t0);
+		rp_reader_close(rd);
+		return ret;
+	}
 	if (!p || rp_model_init(&m, o->cpus)) {
 		if (p)
 			rp_model_fini(&m);
@@ -208,7 +321,7 @@ static int replay(const struct opts *o, const char *file, const char *path, stru
 			"reached, CPUs flushed\n",
 			path);
 	}
-	while ((n = rp_reader_next(rd, &line, &len)) == 1) {
+	for (; n == 1; n = rp_reader_next(rd, &line, &len)) {
 		m.st.lines++;
 		if ((m.st.lines & 0xfffff) == 0 && m.st.lines >= 1000000)
 			progress(o, path, m.st.lines, t0, 0);

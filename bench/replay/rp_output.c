@@ -59,8 +59,18 @@ void rp_print_table(FILE *f, const struct rp_result *r)
 	const struct luf_cmp_counts *l = &r->c[LUF_CMP_LUF], *o = &r->c[LUF_CMP_ORACLE];
 	char a[32], b[32];
 
-	fprintf(f, "%s: %llu lines, %llu calls, %llu tasks, %llu address spaces, %u CPUs\n",
-		base(r->path), r->st.lines, r->st.calls, r->st.tasks, r->st.mms, r->nr_cpus);
+	if (r->kernel)
+		fprintf(f,
+			"%s: kernel trace: %llu lines, %llu unmaps (%llu dirty), %llu batch ends, "
+			"%llu allocations, %llu mm switches, %llu write faults, %llu address "
+			"spaces, %u CPUs\n",
+			base(r->path), r->st.lines, r->ks.events[RP_K_UNMAP], r->ks.dirty_unmaps,
+			r->ks.events[RP_K_BATCH], r->ks.events[RP_K_ALLOC],
+			r->ks.events[RP_K_SWITCH], r->ks.events[RP_K_WP], r->ks.mms, r->nr_cpus);
+	else
+		fprintf(f, "%s: %llu lines, %llu calls, %llu tasks, %llu address spaces, %u CPUs\n",
+			base(r->path), r->st.lines, r->st.calls, r->st.tasks, r->st.mms,
+			r->nr_cpus);
 	fprintf(f, "  %-10s %20s %29s %23s %23s %8s %12s %10s %9s %10s\n", "policy",
 		"nr_tlb_remote_flush", "nr_tlb_remote_flush_received", "nr_tlb_local_flush_all",
 		"nr_tlb_local_flush_one", "flushes", "cpus_flushed", "/cpu_bound", "/op_bound",
@@ -91,6 +101,14 @@ void rp_print_table(FILE *f, const struct rp_result *r)
 	fprintf(f, " (");
 	pr_change(f, l->received, r->c[LUF_CMP_BATCHED].received);
 	fprintf(f, ")\n");
+	if (r->kernel) {
+		unsigned long long m = r->ks.events[RP_K_IPI], b = r->c[LUF_CMP_BATCHED].received;
+
+		fprintf(f,
+			"  measured in the traced (pristine) kernel: %llu TLB shootdowns received; "
+			"batched predicts %llu (%+.1f%%)\n",
+			m, b, m ? 100.0 * ((double)b - (double)m) / (double)m : 0.0);
+	}
 	fprintf(f, "  luf is %lld flushes (%lld remote) from the oracle's %llu (%llu remote)\n",
 		(long long)(l->flushes - o->flushes), (long long)l->remote - (long long)o->remote,
 		o->flushes, o->remote);
@@ -195,6 +213,17 @@ void rp_print_json(FILE *f, const struct rp_result *r, int n)
 		}
 		fprintf(f, "}, \"bounds\": {\"cpus_flushed\": %llu, \"flushes\": %llu}",
 			r->bound_cpus, r->bound_ops);
+		if (r->kernel)
+			fprintf(
+			    f,
+			    ", \"kernel\": {\"measured_shootdowns\": %llu, \"unmaps\": %llu, "
+			    "\"dirty_unmaps\": %llu, \"batch_ends\": %llu, \"allocations\": %llu, "
+			    "\"mm_switches\": %llu, \"write_faults\": %llu, "
+			    "\"allocations_before_free\": %llu, \"other_events\": %llu}",
+			    r->ks.events[RP_K_IPI], r->ks.events[RP_K_UNMAP], r->ks.dirty_unmaps,
+			    r->ks.events[RP_K_BATCH], r->ks.events[RP_K_ALLOC],
+			    r->ks.events[RP_K_SWITCH], r->ks.events[RP_K_WP], r->ks.busy_allocs,
+			    r->ks.events[RP_K_OTHER]);
 		fprintf(f,
 			", \"luf_reduction_percent\": {\"vs_immediate\": %.2f, \"vs_batched\": "
 			"%.2f}, \"luf_above_oracle\": {\"flushes\": %lld, "

@@ -5,6 +5,7 @@
 
 #include <stdio.h>
 
+#include "rp_kmodel.h"
 #include "rp_model.h"
 
 struct rp_result {
@@ -13,6 +14,8 @@ struct rp_result {
 	struct luf_cmp_counts c[LUF_CMP_NPOL];
 	unsigned long long bound_cpus, bound_ops; /* the lower bounds (luf_cmp.h) */
 	struct rp_stats st;
+	int kernel;	     /* a kernel trace (rp_kparse.h): @ks, not @st */
+	struct rp_kstats ks; /* its events; ks.events[RP_K_IPI]: shootdowns it measured */
 	unsigned long long skipped; /* malformed lines skipped (--lenient) */
 	unsigned long in_flight;    /* calls cut off at the end */
 	double seconds;		    /* parse + replay */
