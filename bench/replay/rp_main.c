@@ -171,6 +171,22 @@ static void warn_tasks(const char *path, const struct rp_stats *st)
 }
 
 /*
+ * A line that cannot be replayed (@what says why): an error that stops the
+ * replay (return 1, *@ret set), or with --lenient a skipped line (return 0).
+ */
+static int bad_line(const struct opts *o, const char *path, struct rp_reader *rd, const char *what,
+		    struct rp_result *r, int *ret)
+{
+	if (o->lenient) {
+		r->skipped++;
+		return 0;
+	}
+	fprintf(stderr, "luf-replay: %s:%lu: %s\n", path, rp_reader_lineno(rd), what);
+	*ret = RP_EXIT_INPUT;
+	return 1;
+}
+
+/*
  * A kernel trace (rp_kparse.h) from @rd, whose first line @line0 was read
  * already. Return: as replay().
  */
@@ -180,7 +196,7 @@ static int replay_kernel(const struct opts *o, struct rp_reader *rd, const char 
 	struct rp_kmodel *k;
 	struct rp_kev ev;
 	const char *why;
-	char where[32];
+	char where[32], msg[160];
 	int ret = 0, n = 1;
 
 	r->kernel = 1;
@@ -204,13 +220,9 @@ static int replay_kernel(const struct opts *o, struct rp_reader *rd, const char 
 
 		r->st.lines++;
 		if (rp_kparse(line, len, &ev, &why)) {
-			if (!o->lenient) {
-				fprintf(stderr, "luf-replay: %s:%lu: expected %s\n", path,
-					rp_reader_lineno(rd), why);
-				ret = RP_EXIT_INPUT;
+			snprintf(msg, sizeof(msg), "expected %s", why);
+			if (bad_line(o, path, rd, msg, r, &ret))
 				break;
-			}
-			r->skipped++;
 			continue;
 		}
 		if (o->explain) {
@@ -230,13 +242,9 @@ static int replay_kernel(const struct opts *o, struct rp_reader *rd, const char 
 			break;
 		}
 		if (e) {
-			if (!o->lenient) {
-				fprintf(stderr, "luf-replay: %s:%lu: expected %s\n", path,
-					rp_reader_lineno(rd), why);
-				ret = RP_EXIT_INPUT;
+			snprintf(msg, sizeof(msg), "expected %s", why);
+			if (bad_line(o, path, rd, msg, r, &ret))
 				break;
-			}
-			r->skipped++;
 		}
 	}
 	if (n < 0) {
@@ -326,13 +334,8 @@ static int replay(const struct opts *o, const char *file, const char *path, stru
 		if ((m.st.lines & 0xfffff) == 0 && m.st.lines >= 1000000)
 			progress(o, path, m.st.lines, t0, 0);
 		if (rp_parse_line(p, line, len, &ev, &err)) {
-			if (!o->lenient) {
-				fprintf(stderr, "luf-replay: %s:%lu: %s\n", path,
-					rp_reader_lineno(rd), err);
-				ret = RP_EXIT_INPUT;
+			if (bad_line(o, path, rd, err, r, &ret))
 				break;
-			}
-			r->skipped++;
 			continue;
 		}
 		if (ev.kind == RP_EV_NONE && !ev.started)

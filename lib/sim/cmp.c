@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "luf_cmp.h"
+#include "sim_zalloc.h"
 
 #define DIRECT_MAX 64u /* a flush of at most this many CPUs writes their ticks */
 
@@ -109,16 +110,6 @@ struct luf_cmp {
 	FILE *explain;
 	const char *where;
 };
-
-static void *zalloc(size_t size)
-{
-	size_t n = (size + LUF_CACHELINE - 1) / LUF_CACHELINE * LUF_CACHELINE;
-	void *p = aligned_alloc(LUF_CACHELINE, n ? n : LUF_CACHELINE);
-
-	if (p)
-		memset(p, 0, n ? n : LUF_CACHELINE);
-	return p;
-}
 
 const char *luf_cmp_pol_name(enum luf_cmp_pol p)
 {
@@ -745,12 +736,12 @@ static int setup_cpus(struct luf_cmp *c)
 {
 	unsigned int n = c->nr_cpus, keys = c->cfg.nr_keys ? c->cfg.nr_keys : 65536u;
 
-	c->l = zalloc(sizeof(*c->l));
-	c->kt = zalloc(luf_keytab_size(keys, n));
+	c->l = sim_zalloc(sizeof(*c->l));
+	c->kt = sim_zalloc(luf_keytab_size(keys, n));
 	if (!c->l || !c->kt)
 		return -ENOMEM;
-	if (luf_init(c->l, &count_ops, c, zalloc(luf_done_size(n)), zalloc(luf_stats_size(n)),
-		     c->cfg.ugen_start) ||
+	if (luf_init(c->l, &count_ops, c, sim_zalloc(luf_done_size(n)),
+		     sim_zalloc(luf_stats_size(n)), c->cfg.ugen_start) ||
 	    luf_keytab_init(c->kt, c->l, keys))
 		return -EINVAL;
 	c->seen_all = luf_done_all(&c->l->done);
@@ -758,8 +749,8 @@ static int setup_cpus(struct luf_cmp *c)
 		struct ccpu *cp = &c->cpu[cpu];
 
 		c->seen_done[cpu] = luf_done_read(&c->l->done, cpu);
-		cp->ro = zalloc(luf_pcpu_size(n));
-		cp->rw = zalloc(luf_pcpu_size(n));
+		cp->ro = sim_zalloc(luf_pcpu_size(n));
+		cp->rw = sim_zalloc(luf_pcpu_size(n));
 		if (!cp->ro || !cp->rw)
 			return -ENOMEM;
 		if (luf_pcpu_init(cp->ro, c->l, c->kt, cpu, LUF_PCPU_DEFAULT_THRESHOLD) ||
@@ -767,7 +758,7 @@ static int setup_cpus(struct luf_cmp *c)
 			return -EINVAL;
 		for (unsigned int t = 0; c->cfg.nr_frames && !c->cfg.frames_by_id && t < c->ntiers;
 		     t++) {
-			cp->fl[t] = zalloc(luf_freelist_size(n));
+			cp->fl[t] = sim_zalloc(luf_freelist_size(n));
 			if (!cp->fl[t] || luf_freelist_init(cp->fl[t], c->l, c->kt, 0))
 				return -ENOMEM;
 		}
@@ -830,7 +821,7 @@ int luf_cmp_create(const struct luf_cmp_config *cfg, struct luf_cmp **out)
 	c->seen_done = calloc(n, sizeof(unsigned long));
 	c->bcov = calloc(n, sizeof(uint64_t));
 	c->bown = calloc(n, sizeof(uint64_t));
-	c->fr = cfg->nr_frames ? zalloc(cfg->nr_frames * sizeof(struct cframe)) : NULL;
+	c->fr = cfg->nr_frames ? sim_zalloc(cfg->nr_frames * sizeof(struct cframe)) : NULL;
 	if (!c->cpu || !c->done[LUF_CMP_NPOL - 1] || !c->done[0] || !c->done[1] || !c->done[2] ||
 	    !c->gmin || !c->gholder || !c->ora_stale || !c->scratch || !c->lazy || !c->seen_done ||
 	    !c->bcov || !c->bown || (cfg->nr_frames && !c->fr))
@@ -915,7 +906,7 @@ int luf_cmp_dom_new(struct luf_cmp *c)
 		d = calloc(1, sizeof(*d));
 		if (!d)
 			return -ENOMEM;
-		d->ldom = zalloc(luf_domain_size(c->nr_cpus));
+		d->ldom = sim_zalloc(luf_domain_size(c->nr_cpus));
 		if (!d->ldom) {
 			free(d);
 			return -ENOMEM;
@@ -1281,6 +1272,18 @@ void luf_cmp_ctx_switch(struct luf_cmp *c, unsigned int cpu)
 
 /* ---- frames ------------------------------------------------------------------ */
 
+/* @fr is handed out on @cpu: its last record meets its deadline (S1), then it starts over. */
+static void frame_reused(struct luf_cmp *c, unsigned int cpu, struct cframe *fr)
+{
+	meet(c, cpu, &fr->rec, 1, LUF_CMP_S1);
+	if (fr->rec.mask)
+		mask_put(c, (struct luf_cmp_mask *)(uintptr_t)fr->rec.mask);
+	fr->rec.mask = NULL;
+	fr->rec.tick = 0;
+	fr->wr = 0;
+	fr->key = 0;
+}
+
 long luf_cmp_alloc(struct luf_cmp *c, unsigned int cpu, unsigned int tier)
 {
 	struct ccpu *cp;
@@ -1300,12 +1303,7 @@ long luf_cmp_alloc(struct luf_cmp *c, unsigned int cpu, unsigned int tier)
 		return -1;
 	}
 	fr = luf_folio_entry(f, struct cframe, lf);
-	meet(c, cpu, &fr->rec, 1, LUF_CMP_S1);
-	if (fr->rec.mask)
-		mask_put(c, (struct luf_cmp_mask *)(uintptr_t)fr->rec.mask);
-	fr->rec.mask = NULL;
-	fr->rec.tick = 0;
-	fr->wr = 0;
+	frame_reused(c, cpu, fr);
 	return (long)(fr - c->fr);
 }
 
@@ -1332,13 +1330,7 @@ int luf_cmp_take(struct luf_cmp *c, unsigned int cpu, unsigned long frame)
 	set_cause(c, LUF_CMP_C_REUSE, -1);
 	if (fr->key && luf_keytab_check_done(c->kt, fr->key) == 0)
 		luf_check(c, luf_key_flush(c->cpu[cpu].ro, fr->key) < 0);
-	meet(c, cpu, &fr->rec, 1, LUF_CMP_S1);
-	if (fr->rec.mask)
-		mask_put(c, (struct luf_cmp_mask *)(uintptr_t)fr->rec.mask);
-	fr->rec.mask = NULL;
-	fr->rec.tick = 0;
-	fr->wr = 0;
-	fr->key = 0;
+	frame_reused(c, cpu, fr);
 	return 0;
 }
 

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "sim_internal.h"
+#include "sim_zalloc.h"
 
 _Thread_local struct sim_tctx sim_tctx;
 
@@ -50,17 +51,6 @@ static bool sim_cfg_ok(const struct luf_sim_config *c)
 	if (c->options & ~LUF_SIM_OPT_LINK_IN_FRAME)
 		return false;
 	return (unsigned long)c->nr_cpus * c->nr_domains * c->nr_pages <= (1ul << 23);
-}
-
-/* Zeroed, cache-line aligned storage (luf's per-CPU arrays require it). */
-static void *sim_zalloc(size_t size)
-{
-	size_t rounded = (size + LUF_CACHELINE - 1) / LUF_CACHELINE * LUF_CACHELINE;
-	void *p = aligned_alloc(LUF_CACHELINE, rounded ? rounded : LUF_CACHELINE);
-
-	if (p)
-		memset(p, 0, rounded ? rounded : LUF_CACHELINE);
-	return p;
 }
 
 void luf_sim_destroy(struct luf_sim *sim)
