@@ -275,6 +275,8 @@ static int replay_kernel(const struct opts *o, struct rp_reader *rd, const char 
 			path);
 		ret = RP_EXIT_INPUT;
 	}
+	if (!o->quiet && !ret && r->skipped)
+		fprintf(stderr, "luf-replay: %s: skipped %llu malformed lines\n", path, r->skipped);
 	rp_kmodel_free(k);
 	return ret;
 }

@@ -105,9 +105,12 @@ void rp_print_table(FILE *f, const struct rp_result *r)
 		unsigned long long m = r->ks.events[RP_K_IPI], b = r->c[LUF_CMP_BATCHED].received;
 
 		fprintf(f,
-			"  measured in the traced (pristine) kernel: %llu TLB shootdowns received; "
-			"batched predicts %llu (%+.1f%%)\n",
-			m, b, m ? 100.0 * ((double)b - (double)m) / (double)m : 0.0);
+			"  measured in the traced (pristine) kernel: %llu remote shootdowns "
+			"(tlb_flush events); batched predicts %llu",
+			m, b);
+		if (m)
+			fprintf(f, " (%+.1f%%)", 100.0 * ((double)b - (double)m) / (double)m);
+		fputc('\n', f);
 	}
 	fprintf(f, "  luf is %lld flushes (%lld remote) from the oracle's %llu (%llu remote)\n",
 		(long long)(l->flushes - o->flushes), (long long)l->remote - (long long)o->remote,

@@ -50,3 +50,31 @@ run(0 "" --lenient ${DIR}/cut.strace.gz)
 # a missing file, a bad option
 run(1 "No such file" ${DIR}/does-not-exist)
 run(2 "--cpus wants" --cpus 0 ${TRACE})
+
+# kernel traces (rp_kparse.h): a malformed line, lost events, a CPU beyond
+# --cpus and a folio outside the memory map are errors naming the line;
+# --lenient skips them and counts them.
+set(hdr "reclaim-1 [000] 1.000001:")
+file(WRITE ${DIR}/bad.ktrace
+  "${hdr} switch: (switch_mm_irqs_off+0x0/0x33f) prev=0x1 next=0xa0\n"
+  "${hdr} unmap: (try_to_unmap_one+0x0/0x432) folio=0xffffea0000000140 mm=0xa0\n"
+  "${hdr} unmap: (try_to_unmap_one+0x0/0x432) folio=0xffffea0000000140 mm=0xa0 vmflags=0xd1\n"
+  "${hdr} batch: (try_to_unmap_flush+0x0/0x2a)\n")
+run(1 "bad.ktrace:2: expected unmap: folio=0x.. mm=0x.. vmflags=0x.." --cpus 4 ${DIR}/bad.ktrace)
+run(0 "skipped 1 malformed" --cpus 4 --lenient ${DIR}/bad.ktrace)
+file(WRITE ${DIR}/lost.ktrace
+  "${hdr} unmap: (x) folio=0xffffea0000000140 mm=0xa0 vmflags=0xd1\n"
+  "CPU:2 [LOST 17 EVENTS]\n"
+  "${hdr} batch: (x)\n")
+run(1 "lost.ktrace:2: expected no lost events" --cpus 4 ${DIR}/lost.ktrace)
+file(WRITE ${DIR}/cpu.ktrace
+  "${hdr} unmap: (x) folio=0xffffea0000000140 mm=0xa0 vmflags=0xd1\n"
+  "reclaim-1 [007] 1.2: batch: (x)\n")
+run(1 "cpu.ktrace:2: expected a CPU below --cpus" --cpus 4 ${DIR}/cpu.ktrace)
+run(0 "" --cpus 8 ${DIR}/cpu.ktrace)
+file(WRITE ${DIR}/folio.ktrace
+  "${hdr} unmap: (x) folio=0xffff888000000140 mm=0xa0 vmflags=0xd1\n"
+  "${hdr} batch: (x)\n")
+run(1 "folio.ktrace:2: expected a folio pointer in the memory map" --cpus 4 ${DIR}/folio.ktrace)
+file(WRITE ${DIR}/none.ktrace "# tracer: nop\n${hdr} sched_wakeup: comm=x pid=3\n")
+run(1 "none.ktrace: no unmap or allocation events" --cpus 4 ${DIR}/none.ktrace)
