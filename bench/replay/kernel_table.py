@@ -6,10 +6,12 @@ Usage: kernel_table.py LUF_REPLAY TRACE_DIR COMPARE_JSON [DATA_FILE]
 
 For each TRACE_DIR/<workload>.trace.gz (tests/kernel/capture), luf-replay
 --cpus 4 predicts the IPIs each policy needs; beside them stand the "TLB
-shootdowns" measured by the traced boot itself (<workload>.json) and the
-medians of tests/kernel/compare (COMPARE_JSON): pristine against batched,
-the patched kernel against luf. Prints a Markdown table; DATA_FILE, if
-given, gets one line per workload for gnuplot. Exit 1 if a replay fails.
+shootdowns" measured by the traced boots (<workload>.boots: every traced
+boot of the capture, median [min-max]; else the trace's own boot,
+<workload>.json) and the medians of tests/kernel/compare (COMPARE_JSON):
+pristine against batched, the patched kernel against luf. Prints a
+Markdown table; DATA_FILE, if given, gets one line per workload for
+gnuplot. Exit 1 if a replay fails.
 """
 import json
 import os
@@ -46,11 +48,20 @@ def main(argv):
         r = json.loads(p.stdout)
         pol = r["policies"]
         own = r.get("kernel", {}).get("measured_shootdowns", 0)
-        traced = 0
+        traced, cell = 0, "-"
+        bf = os.path.join(tdir, w + ".boots")
         jf = os.path.join(tdir, w + ".json")
-        if os.path.exists(jf):
+        if os.path.exists(bf):
+            with open(bf) as f:
+                boots = sorted(int(x) for x in f.read().split())
+            if boots:
+                traced = boots[len(boots) // 2] if len(boots) % 2 else \
+                    (boots[len(boots) // 2 - 1] + boots[len(boots) // 2]) // 2
+                cell = "%d [%d-%d], %d boots" % (traced, boots[0], boots[-1], len(boots))
+        elif os.path.exists(jf):
             with open(jf) as f:
                 traced = int(json.load(f).get("tlb_shootdowns", 0))
+            cell = "%d, 1 boot" % traced
 
         def med(kernel):
             v = comp.get(w, {}).get(kernel, {}).get("median", {}).get("tlb_shootdowns")
@@ -60,11 +71,11 @@ def main(argv):
         lu = pol["luf"]["nr_tlb_remote_flush_received"]
         im = pol["immediate"]["nr_tlb_remote_flush_received"]
         mp, ml = med("pristine"), med("luf")
-        rows.append("| %s | %d | %d | %s | %d | %s | %d | %d | %s | %d | %d |" % (
-            w, traced, b, err(b, traced), mp, err(b, mp), im, lu, err(lu, ml), ml,
+        rows.append("| %s | %s | %d | %s | %d | %s | %d | %d | %s | %d | %d |" % (
+            w, cell, b, err(b, traced), mp, err(b, mp), im, lu, err(lu, ml), ml,
             r["bounds"]["cpus_flushed"]))
         lines.append("%s %d %d %d %d" % (w, mp, b, ml, lu))
-    print("| workload | traced pristine boot: measured | batched predicts | error | "
+    print("| workload | traced pristine boots: measured | batched predicts | error | "
           "pristine median (compare) | error | immediate predicts | luf predicts | error | "
           "patched median (compare) | CPU-flush bound |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")

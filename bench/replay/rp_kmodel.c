@@ -118,15 +118,8 @@ static int commit(struct rp_kmodel *k, unsigned int cpu, const char **why)
 	if (!p->valid)
 		return 0;
 	p->valid = 0;
-	if (p->folio < RP_K_VMEMMAP || (p->folio - RP_K_VMEMMAP) % 64) {
-		*why = "a folio pointer in the memory map (0xffffea0000000000 + 64 * pfn)";
-		return -2;
-	}
-	pfn = (p->folio - RP_K_VMEMMAP) / 64;
-	if (pfn >= k->max_pfn) {
-		*why = "a pfn below the model's frames (1 GiB of RAM)";
-		return -2;
-	}
+	pfn = (p->folio - RP_K_VMEMMAP) / 64; /* checked by rp_kmodel_event() */
+	(void)why;
 	dom = dom_of(k, p->mm);
 	if (dom < 0)
 		return -1;
@@ -148,17 +141,39 @@ int rp_kmodel_event(struct rp_kmodel *k, const struct rp_kev *ev, const char **w
 
 	if (ev->kind == RP_K_NONE)
 		return 0;
-	k->st.events[ev->kind < RP_K_NR ? ev->kind : RP_K_OTHER]++;
 	if (ev->kind == RP_K_LOST) {
 		*why = "no lost events (the ring buffer overran: re-capture with a larger buffer)";
 		return -2;
 	}
-	if (ev->kind == RP_K_OTHER)
+	if (ev->kind == RP_K_OTHER) {
+		k->st.events[RP_K_OTHER]++;
 		return 0;
+	}
 	if (cpu >= k->nr_cpus) {
 		*why = "a CPU below --cpus";
 		return -2;
 	}
+	/* an event refused below is not counted (nor its CPU's waiting unmap applied) */
+	if (ev->kind == RP_K_UNMAP) {
+		if (ev->a < RP_K_VMEMMAP || (ev->a - RP_K_VMEMMAP) % 64) {
+			*why = "a folio pointer in the memory map (0xffffea0000000000 + 64 * pfn)";
+			return -2;
+		}
+		if ((ev->a - RP_K_VMEMMAP) / 64 >= k->max_pfn) {
+			*why = "a pfn below the model's frames (1 GiB of RAM)";
+			return -2;
+		}
+	}
+	if ((ev->kind == RP_K_UNMAP || ev->kind == RP_K_WP) && !ev->b) {
+		*why = "an mm pointer (not 0)";
+		return -2;
+	}
+	if (ev->kind == RP_K_ALLOC &&
+	    (ev->c >= 20 || ev->a >= k->max_pfn || (1ull << ev->c) > k->max_pfn - ev->a)) {
+		*why = "an allocation within the model's frames (1 GiB of RAM, order < 20)";
+		return -2;
+	}
+	k->st.events[ev->kind < RP_K_NR ? ev->kind : RP_K_OTHER]++;
 	if (ev->kind == RP_K_DIRTY) {
 		if (k->pend[cpu].valid && k->pend[cpu].folio == ev->a)
 			k->pend[cpu].dirty = 1;
@@ -174,16 +189,10 @@ int rp_kmodel_event(struct rp_kmodel *k, const struct rp_kev *ev, const char **w
 	case RP_K_BATCH:
 		luf_cmp_batch_end(k->cmp, &k->task[cpu]);
 		return 0;
-	case RP_K_ALLOC:
-		if (ev->c)
-			return 0; /* higher orders: none reclaimed here (no THP) */
-		if (ev->a >= k->max_pfn) {
-			*why = "a pfn below the model's frames (1 GiB of RAM)";
-			return -2;
-		}
-		ret = luf_cmp_take(k->cmp, cpu, ev->a);
-		if (ret == -EBUSY)
-			k->st.busy_allocs++;
+	case RP_K_ALLOC: /* every page of the block is reused */
+		for (uint64_t pfn = ev->a; pfn < ev->a + (1ull << ev->c); pfn++)
+			if (luf_cmp_take(k->cmp, cpu, pfn) == -EBUSY)
+				k->st.busy_allocs++;
 		return 0;
 	case RP_K_LAZY:
 		luf_cmp_cpu_lazy(k->cmp, cpu, true);
@@ -209,6 +218,11 @@ int rp_kmodel_event(struct rp_kmodel *k, const struct rp_kev *ev, const char **w
 	default: /* RP_K_IPI: measured, counted above */
 		return 0;
 	}
+}
+
+void rp_kmodel_stats(const struct rp_kmodel *k, struct rp_kstats *st)
+{
+	*st = k->st;
 }
 
 void rp_kmodel_finish(struct rp_kmodel *k, struct luf_cmp_result *res, struct rp_kstats *st)

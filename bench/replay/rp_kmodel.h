@@ -59,6 +59,8 @@ struct luf_cmp *rp_kmodel_cmp(struct rp_kmodel *k);
  * memory map, a lost-events mark).
  */
 int rp_kmodel_event(struct rp_kmodel *k, const struct rp_kev *ev, const char **why);
+/* The counts so far. */
+void rp_kmodel_stats(const struct rp_kmodel *k, struct rp_kstats *st);
 /* End of trace: close open batches; results and counts. */
 void rp_kmodel_finish(struct rp_kmodel *k, struct luf_cmp_result *res, struct rp_kstats *st);
 

@@ -186,6 +186,75 @@ static int bad_line(const struct opts *o, const char *path, struct rp_reader *rd
 	return 1;
 }
 
+#define KWIN_LINES 4000u /* --explain on a kernel trace: windows of this many lines */
+#define KWIN_TOP 8u
+
+/* One window of a kernel trace: shootdowns measured and predicted, and its events. */
+struct kwin {
+	unsigned long first, last; /* trace lines */
+	long long kernel, batched; /* shootdowns received, predicted IPIs */
+	unsigned long long ev[RP_K_NR];
+};
+
+/* Close the window that ends at line @line: keep it if among the KWIN_TOP largest gaps. */
+static void kwin_close(struct rp_kmodel *k, struct kwin *top, struct kwin *cur,
+		       struct rp_kstats *last, unsigned long long *last_bat, unsigned long line)
+{
+	struct luf_cmp_result res;
+	struct rp_kstats st;
+	unsigned int i, j = 0;
+	long long gap;
+
+	rp_kmodel_stats(k, &st);
+	luf_cmp_result(rp_kmodel_cmp(k), &res);
+	cur->last = line;
+	cur->kernel = (long long)(st.events[RP_K_IPI] - last->events[RP_K_IPI]);
+	cur->batched = (long long)(res.c[LUF_CMP_BATCHED].received - *last_bat);
+	for (i = 0; i < RP_K_NR; i++)
+		cur->ev[i] = st.events[i] - last->events[i];
+	*last = st;
+	*last_bat = res.c[LUF_CMP_BATCHED].received;
+	gap = llabs(cur->kernel - cur->batched);
+	for (i = 1; i < KWIN_TOP; i++) /* the smallest gap kept is replaced */
+		if (llabs(top[i].kernel - top[i].batched) < llabs(top[j].kernel - top[j].batched))
+			j = i;
+	if (!top[j].last || gap > llabs(top[j].kernel - top[j].batched))
+		top[j] = *cur;
+	memset(cur, 0, sizeof(*cur));
+	cur->first = line + 1;
+}
+
+static int kwin_cmp(const void *a, const void *b)
+{
+	const struct kwin *x = a, *y = b;
+	long long gx = llabs(x->kernel - x->batched), gy = llabs(y->kernel - y->batched);
+
+	return (gx < gy) - (gx > gy); /* the largest gap first */
+}
+
+static void kwin_print(FILE *f, const char *path, struct kwin *top)
+{
+	qsort(top, KWIN_TOP, sizeof(*top), kwin_cmp);
+	fprintf(f,
+		"%s: where the traced kernel and batched differ most (windows of %u lines: "
+		"shootdowns received by the kernel, IPIs batched predicts, and the window's "
+		"events; a window with shootdowns and no unmaps holds flushes outside reclaim, "
+		"which the model does not have):\n",
+		path, KWIN_LINES);
+	for (unsigned int i = 0; i < KWIN_TOP; i++) {
+		const struct kwin *w = &top[i];
+
+		if (!w->last)
+			continue;
+		fprintf(f,
+			"  lines %lu-%lu: kernel %lld, batched %lld; unmap %llu, batch %llu, alloc "
+			"%llu, switch %llu, wp %llu, lazy %llu, other %llu\n",
+			w->first, w->last, w->kernel, w->batched, w->ev[RP_K_UNMAP],
+			w->ev[RP_K_BATCH], w->ev[RP_K_ALLOC], w->ev[RP_K_SWITCH], w->ev[RP_K_WP],
+			w->ev[RP_K_LAZY], w->ev[RP_K_OTHER]);
+	}
+}
+
 /*
  * A kernel trace (rp_kparse.h) from @rd, whose first line @line0 was read
  * already. Return: as replay().
@@ -198,8 +267,13 @@ static int replay_kernel(const struct opts *o, struct rp_reader *rd, const char 
 	const char *why;
 	char where[32], msg[160];
 	int ret = 0, n = 1;
+	struct kwin top[KWIN_TOP], cur = {.first = 1};
+	struct rp_kstats last;
+	unsigned long long last_bat = 0;
 
 	r->kernel = 1;
+	memset(top, 0, sizeof(top));
+	memset(&last, 0, sizeof(last));
 	if (rp_kmodel_new(o->cpus, RP_K_MAX_PFN, &k)) {
 		fprintf(stderr, "luf-replay: out of memory\n");
 		return RP_EXIT_NOMEM;
@@ -234,6 +308,8 @@ static int replay_kernel(const struct opts *o, struct rp_reader *rd, const char 
 				fprintf(f, "kernel shootdown %-12s %s cpu %u\n", "-", where,
 					ev.cpu);
 		}
+		if (o->explain && rp_reader_lineno(rd) % KWIN_LINES == 0)
+			kwin_close(k, top, &cur, &last, &last_bat, rp_reader_lineno(rd));
 		e = rp_kmodel_event(k, &ev, &why);
 		if (e == -1) {
 			fprintf(stderr, "luf-replay: %s:%lu: out of memory\n", path,
@@ -253,6 +329,10 @@ static int replay_kernel(const struct opts *o, struct rp_reader *rd, const char 
 			o->lenient ? " (replayed what was read)" : "");
 		if (!o->lenient)
 			ret = RP_EXIT_INPUT;
+	}
+	if (o->explain) {
+		kwin_close(k, top, &cur, &last, &last_bat, rp_reader_lineno(rd));
+		kwin_print(o->json ? stderr : stdout, path, top);
 	}
 	{
 		struct luf_cmp_result res;
@@ -276,7 +356,11 @@ static int replay_kernel(const struct opts *o, struct rp_reader *rd, const char 
 		ret = RP_EXIT_INPUT;
 	}
 	if (!o->quiet && !ret && r->skipped)
-		fprintf(stderr, "luf-replay: %s: skipped %llu malformed lines\n", path, r->skipped);
+		fprintf(stderr,
+			"luf-replay: %s: skipped %llu lines it could not replay (malformed, lost "
+			"events, CPUs beyond --cpus: their shootdowns are not counted either)\n",
+			path, r->skipped);
+	r->st.mms = r->ks.mms;
 	rp_kmodel_free(k);
 	return ret;
 }
@@ -295,6 +379,7 @@ static int replay(const struct opts *o, const char *file, const char *path, stru
 	const char *line, *err;
 	size_t len;
 	int ret = 0, n;
+	unsigned long long blank = 0;
 	double t0 = now();
 
 	memset(r, 0, sizeof(*r));
@@ -306,9 +391,12 @@ static int replay(const struct opts *o, const char *file, const char *path, stru
 		rp_parser_free(p);
 		return RP_EXIT_INPUT;
 	}
-	n = rp_reader_next(rd, &line, &len);
+	/* the first line that is not blank tells the format */
+	while ((n = rp_reader_next(rd, &line, &len)) == 1 && !len)
+		blank++;
 	if (n == 1 && rp_kparse_sniff(line, len)) {
 		rp_parser_free(p);
+		r->st.lines = blank;
 		ret = replay_kernel(o, rd, path, r, line, len, t0);
 		rp_reader_close(rd);
 		return ret;
@@ -331,6 +419,7 @@ static int replay(const struct opts *o, const char *file, const char *path, stru
 			"reached, CPUs flushed\n",
 			path);
 	}
+	m.st.lines = blank;
 	for (; n == 1; n = rp_reader_next(rd, &line, &len)) {
 		m.st.lines++;
 		if ((m.st.lines & 0xfffff) == 0 && m.st.lines >= 1000000)

@@ -185,11 +185,19 @@ static void model(void **state)
 	assert_int_equal(rp_kmodel_event(k, &ev, &why), -2);
 	assert_int_equal(parse("r-1 [000] 1.1: unmap: (x) folio=0x1234 mm=0xa0 vmflags=0xd1", &ev),
 			 0);
-	assert_int_equal(rp_kmodel_event(k, &ev, &why), 0); /* waits for the next event */
-	assert_int_equal(parse("r-1 [000] 1.2: batch: (x)", &ev), 0);
 	assert_int_equal(rp_kmodel_event(k, &ev, &why), -2); /* not a struct page pointer */
+	assert_int_equal(
+	    parse("r-1 [000] 1.1: unmap: (x) folio=0xffffea0000001000 mm=0xa0 vmflags=0x0", &ev), 0);
+	assert_int_equal(rp_kmodel_event(k, &ev, &why), -2); /* pfn 64 of 64 frames */
+	assert_int_equal(
+	    parse("r-1 [000] 1.1: unmap: (x) folio=0xffffea0000000040 mm=0x0 vmflags=0x0", &ev), 0);
+	assert_int_equal(rp_kmodel_event(k, &ev, &why), -2); /* no mm */
 	assert_int_equal(parse("r-1 [000] 1.3: mm_page_alloc: page=(x) pfn=0x40 order=0", &ev), 0);
 	assert_int_equal(rp_kmodel_event(k, &ev, &why), -2); /* pfn 64 of 64 frames */
+	assert_int_equal(parse("r-1 [000] 1.3: mm_page_alloc: page=(x) pfn=0x3e order=1", &ev), 0);
+	assert_int_equal(rp_kmodel_event(k, &ev, &why), 0); /* pfns 62 and 63 */
+	assert_int_equal(parse("r-1 [000] 1.3: mm_page_alloc: page=(x) pfn=0x3f order=1", &ev), 0);
+	assert_int_equal(rp_kmodel_event(k, &ev, &why), -2); /* runs past the frames */
 	rp_kmodel_free(k);
 }
 
