@@ -33,10 +33,8 @@ struct luf_cmp_mask {
 	unsigned long *bits;
 	unsigned int *widx; /* the words of @bits that are not 0, @nw of them */
 	unsigned int nw, weight;
-	bool frozen, registered, dead; /* dead: its domain was dropped */
-	unsigned int refs;	       /* open calls, batches and frames holding it */
-	const struct cdom *owner;      /* its domain, while live, in incarnation @owner_gen */
-	unsigned long owner_gen;
+	bool frozen, registered, dead;	/* dead: its domain was dropped */
+	unsigned int refs;		/* open calls, batches and frames holding it */
 	uint64_t flushed[LUF_CMP_NPOL]; /* immediate, batched: all its CPUs flushed at this tick */
 	uint64_t lb;			/* luf: all its CPUs flushed at or after this (a cache) */
 	uint64_t bcov;			/* bound: all its CPUs covered at or after this (a cache) */
@@ -654,7 +652,7 @@ static bool set_stale(const struct luf_cmp *c, enum luf_cmp_pol p, const struct 
 		return false;
 	}
 	for (unsigned int i = 0; i < s->n; i++) {
-		struct luf_cmp_rec rec = {s->tick[i], s->obj[i]};
+		struct luf_cmp_rec rec = {.tick = s->tick[i], .mask = s->obj[i]};
 
 		if (stale(c, p, &rec))
 			return true;
@@ -917,10 +915,6 @@ int luf_cmp_dom_new(struct luf_cmp *c)
 	d->gen_live++;
 	d->mask = mask_new(c, NULL);
 	d->masks = d->mask;
-	if (d->mask) {
-		d->mask->owner = d;
-		d->mask->owner_gen = d->gen_live;
-	}
 	if (!d->mask || luf_domain_init(d->ldom, c->l)) {
 		d->next_free = c->free_dom;
 		c->free_dom = id;
@@ -947,7 +941,6 @@ void luf_cmp_dom_put(struct luf_cmp *c, int dom)
 
 		d->masks = x->dnext;
 		x->dead = true;
-		x->owner = NULL;
 		if (!x->refs)
 			mask_free(c, x);
 	}
@@ -972,8 +965,6 @@ int luf_cmp_dom_add_cpu(struct luf_cmp *c, int dom, unsigned int cpu)
 		if (!x)
 			return -ENOMEM;
 		x->dnext = d->masks;
-		x->owner = d;
-		x->owner_gen = d->gen_live;
 		d->masks = x;
 		d->mask = x;
 	}
@@ -998,6 +989,8 @@ void luf_cmp_dom_rec(const struct luf_cmp *c, int dom, struct luf_cmp_rec *out)
 
 	out->tick = d && d->rmask ? d->tick : 0;
 	out->mask = d ? d->rmask : NULL;
+	out->dom = dom;
+	out->gen = d ? d->gen_live : 0;
 }
 
 int luf_cmp_task_init(struct luf_cmp *c, struct luf_cmp_task *t, unsigned int cpu)
@@ -1042,7 +1035,7 @@ int luf_cmp_remove(struct luf_cmp *c, struct luf_cmp_task *t, int dom, long fram
 	bool acc = pte & LUF_PTE_ACCESSIBLE, wr = acc && (pte & (LUF_PTE_WRITABLE | LUF_PTE_DIRTY));
 	struct ccpu *cp;
 	struct luf_cmp_mask *x;
-	struct luf_cmp_rec rec = {0, NULL};
+	struct luf_cmp_rec rec = {.tick = 0};
 
 	if (!d || !task_ok(c, t) || (frame >= 0 && (!c->fr || frame >= (long)c->cfg.nr_frames)))
 		return -EINVAL;
@@ -1062,6 +1055,8 @@ int luf_cmp_remove(struct luf_cmp *c, struct luf_cmp_task *t, int dom, long fram
 		x->frozen = true;
 		rec.tick = tk;
 		rec.mask = x;
+		rec.dom = dom;
+		rec.gen = d->gen_live;
 		c->removals++;
 		/* batched, B1: set_tlb_ubc_flush_pending() */
 		d->tick = tk;
@@ -1214,8 +1209,8 @@ static int deadline(struct luf_cmp *c, struct luf_cmp_task *t, int dom,
 	if (!d || !task_ok(c, t) || (n && !recs) || (unsigned int)cause >= LUF_ABORT_NR_CAUSES)
 		return -EINVAL;
 	for (size_t i = 0; i < n; i++) /* a record of another domain (or of a dropped one) */
-		if (recs[i].tick && (!recs[i].mask || recs[i].mask->owner != d ||
-				     recs[i].mask->owner_gen != d->gen_live))
+		if (recs[i].tick &&
+		    (!recs[i].mask || recs[i].dom != dom || recs[i].gen != d->gen_live))
 			return -EINVAL;
 	for (size_t i = 0; i < n; i++) {
 		if (!recs[i].tick)

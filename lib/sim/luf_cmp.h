@@ -105,10 +105,17 @@ struct luf_cmp_counts {
 
 struct luf_cmp_mask; /* a domain's CPU mask as it was at some tick (immutable) */
 
-/* A stale record: the CPUs of @mask may cache a translation removed at @tick (0: none). */
+/*
+ * A stale record: the CPUs of @mask may cache a translation removed at
+ * @tick (0: none) from domain @dom in its incarnation @gen (so that a
+ * record of another domain, or of a dropped one whose id came back, is
+ * refused without touching @mask).
+ */
 struct luf_cmp_rec {
 	uint64_t tick;
 	const struct luf_cmp_mask *mask;
+	int dom;
+	unsigned long gen;
 };
 
 #define LUF_CMP_SET_MAX 64u /* snapshots in an open call or batch before it turns to a bitmask */

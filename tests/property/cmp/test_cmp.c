@@ -340,7 +340,7 @@ Test(cmp_badinput, events)
 {
 	struct luf_cmp *c = mk(4, 4);
 	struct luf_cmp_task t;
-	struct luf_cmp_rec rec = {0, NULL};
+	struct luf_cmp_rec rec = {.tick = 0};
 	struct luf_cmp_result r;
 	int d = mkdom(c, 2);
 
