@@ -1,0 +1,412 @@
+// SPDX-License-Identifier: GPL-2.0-only OR MIT
+/*
+ * tests/kernel/guest/coherence.c - the "coherence" workload: once a reader has
+ * seen a page's new contents, no reader may see its old ones.
+ *
+ * Each round makes a stale read-only translation on purpose, then changes the
+ * page and counts the reads of the old version that came after the new version
+ * had been seen:
+ *
+ *   1. page P of the disk holds version v (written, then written back: clean);
+ *   2. a reader thread pinned to the last CPU maps P (PROT_READ, MAP_SHARED) and
+ *      reads it in a loop with no system call: its TLB caches the translation;
+ *   3. "1" > /proc/self/clear_refs clears the PTE's accessed bit without a TLB
+ *      flush, and madvise(MADV_PAGEOUT) reclaims P. A kernel that defers the
+ *      flush (luf) leaves the reader's translation to the old frame in place:
+ *      mincore() says "not resident" while the reader's minor-fault count stays
+ *      put. Such a round is a *window*; a pristine kernel flushes and the
+ *      reader refaults (no window);
+ *   4. a writer makes version v + 1 (--writers: pwrite() of --span pages whose
+ *      first is P; a second process's writable MAP_SHARED mapping, written by
+ *      two threads (see child_main()); an O_DIRECT
+ *      pwrite() of P), while a witness thread reads P with pread() and
+ *      publishes the newest version it has *seen* (not the version a writer has
+ *      finished);
+ *   5. the reader loads the published version, then reads P: an older version
+ *      is a *stale read*; a word that is not P's signature is a *wrong read*.
+ *
+ * The second process is forked before any window opens: a fork() in the
+ * process that holds the stale translation flushes its mm (dup_mmap()) and
+ * would close the window. Keep other tasks off the reader's CPU
+ * (isolcpus=N): a kernel thread there ends the window too.
+ *
+ * Usage: coherence [--dev /dev/vda] [--rounds N] [--writers pwrite,map,dio]
+ *                  [--span PAGES]
+ * Prints key=value lines per writer (<writer>_rounds, _windows, _stale_reads,
+ * _wrong_reads, _reads, _witness_reads) and totals (rounds, windows,
+ * stale_reads, wrong_reads). Exit: 0 no
+ * stale or wrong read, 1 some, 2 set-up failure.
+ */
+#include "common.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+
+enum writer { W_PWRITE, W_MAP, W_DIO, W_NR };
+static const char *const writer_name[W_NR] = { "pwrite", "map", "dio" };
+
+static const char *dev = "/dev/vda";
+static int fd, dio_fd;
+static long rounds = 3, span = 4096;
+static int reader_cpu, witness_cpu;
+
+static _Atomic unsigned int seen; /* newest version the witness has read */
+static atomic_int stop_reader, stop_witness, reader_ready;
+
+struct reader {
+	const volatile uint64_t *page;
+	uint64_t pgidx;
+	pid_t tid;
+	unsigned long reads, stale, wrong;
+	unsigned int last;
+};
+
+static void *reader_main(void *arg)
+{
+	struct reader *r = arg;
+
+	if (pin_to_cpu(reader_cpu))
+		die("pin reader");
+	r->tid = gettid();
+	while (!atomic_load_explicit(&stop_reader, memory_order_relaxed)) {
+		/* The version already seen, before the read that must not be older. */
+		unsigned int s = atomic_load_explicit(&seen, memory_order_acquire);
+		uint64_t w = r->page[0];
+
+		if (SIG_MAGIC_OF(w) != SIG_MAGIC || SIG_PAGE_OF(w) != r->pgidx ||
+		    SIG_WORD_OF(w) != 0)
+			r->wrong++;
+		else if (SIG_VERSION_OF(w) < s)
+			r->stale++;
+		r->last = SIG_VERSION_OF(w);
+		if (++r->reads == 1000)
+			atomic_store(&reader_ready, 1);
+	}
+	return NULL;
+}
+
+struct witness {
+	uint64_t pgidx;
+	unsigned long reads;
+};
+
+static void *witness_main(void *arg)
+{
+	struct witness *wt = arg;
+	uint64_t w;
+
+	if (pin_to_cpu(witness_cpu))
+		die("pin witness");
+	while (!atomic_load_explicit(&stop_witness, memory_order_relaxed)) {
+		if (pread(fd, &w, sizeof(w), (off_t)(wt->pgidx * PAGE_SIZE)) != sizeof(w))
+			die("witness pread");
+		wt->reads++;
+		if (SIG_MAGIC_OF(w) == SIG_MAGIC && SIG_PAGE_OF(w) == wt->pgidx &&
+		    SIG_VERSION_OF(w) > atomic_load(&seen))
+			atomic_store_explicit(&seen, SIG_VERSION_OF(w), memory_order_release);
+	}
+	return NULL;
+}
+
+/* Minor faults of one thread of this process (/proc/self/task/TID/stat, field 10). */
+static unsigned long thread_minflt(pid_t tid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long v = 0;
+	ssize_t n;
+	int f, i;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
+	f = open(path, O_RDONLY);
+	if (f < 0)
+		die(path);
+	n = read(f, buf, sizeof(buf) - 1);
+	close(f);
+	if (n <= 0)
+		die(path);
+	buf[n] = 0;
+	p = strrchr(buf, ')');
+	for (i = 0; p && i < 8; i++) /* state is field 3; minflt is field 10 */
+		p = strchr(p + 1, ' ');
+	if (!p || sscanf(p + 1, "%lu", &v) != 1)
+		die("parse task stat");
+	return v;
+}
+
+static void write_file(const char *path, const char *s)
+{
+	int f = open(path, O_WRONLY);
+
+	if (f < 0 || write(f, s, strlen(s)) != (ssize_t)strlen(s))
+		die(path);
+	close(f);
+}
+
+/*
+ * The second process: when told, maps page P writable and writes the new
+ * version with two threads. Thread A (CPU 0) takes the write fault. Thread B
+ * (the CPU before the reader's) watches P's PTE in /proc/self/pagemap and
+ * writes P as soon as it is present, with no fault of its own: on a kernel
+ * that settled only after the fault returned, B's store could be seen before
+ * the settle (a narrow window: the runs in tests/kernel/README.md say how
+ * often it was hit).
+ */
+
+struct child_req {
+	uint64_t pgidx;
+	unsigned int version;
+};
+
+struct racer {
+	uint64_t *p;
+	uint64_t pgidx;
+	unsigned int version;
+	int pagemap;
+	atomic_int done;
+};
+
+static void *racer_main(void *arg)
+{
+	struct racer *b = arg;
+	off_t off = (off_t)((uintptr_t)b->p / PAGE_SIZE * sizeof(uint64_t));
+	unsigned int w;
+	uint64_t e = 0;
+
+	if (pin_to_cpu(reader_cpu - 1))
+		die("pin racer");
+	while (!atomic_load(&b->done)) {
+		if (pread(b->pagemap, &e, sizeof(e), off) != sizeof(e))
+			die("pagemap");
+		if (e >> 63)
+			break;
+	}
+	for (w = 0; w < WORDS_PER_PAGE; w++)
+		b->p[w] = sig_word(b->pgidx, b->version, w);
+	return NULL;
+}
+
+static int to_child[2], from_child[2];
+
+static void child_main(void)
+{
+	struct child_req req;
+	char ok = 1;
+
+	close(to_child[1]);
+	close(from_child[0]);
+	while (read(to_child[0], &req, sizeof(req)) == sizeof(req)) {
+		size_t len = PAGE_SIZE;
+		uint64_t *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+				   (off_t)(req.pgidx * PAGE_SIZE));
+		struct racer b = { .p = p, .pgidx = req.pgidx, .version = req.version };
+		pthread_t bt;
+		unsigned int w;
+
+		if (p == MAP_FAILED)
+			die("child mmap");
+		b.pagemap = open("/proc/self/pagemap", O_RDONLY);
+		if (b.pagemap < 0 || pthread_create(&bt, NULL, racer_main, &b))
+			die("racer");
+		for (w = 0; w < WORDS_PER_PAGE; w++)
+			p[w] = sig_word(req.pgidx, req.version, w);
+		atomic_store(&b.done, 1);
+		pthread_join(bt, NULL);
+		close(b.pagemap);
+		munmap(p, len);
+		if (write(from_child[1], &ok, 1) != 1)
+			die("child reply");
+	}
+	_exit(0);
+}
+
+static void pwrite_all(int f, const void *buf, size_t len, off_t off)
+{
+	if (pwrite(f, buf, len, off) != (ssize_t)len)
+		die("pwrite");
+}
+
+/* Make version @v of page @pgidx with writer @k. */
+static void do_write(enum writer k, uint64_t pgidx, unsigned int v, uint64_t *buf)
+{
+	struct child_req req = { pgidx, v };
+	char ok;
+	long i;
+
+	switch (k) {
+	case W_PWRITE:
+		for (i = 0; i < span; i++)
+			sig_fill(buf + i * WORDS_PER_PAGE, pgidx + i, v);
+		pwrite_all(fd, buf, span * PAGE_SIZE, (off_t)(pgidx * PAGE_SIZE));
+		break;
+	case W_MAP:
+		if (write(to_child[1], &req, sizeof(req)) != sizeof(req) ||
+		    read(from_child[0], &ok, 1) != 1)
+			die("second process");
+		break;
+	default:
+		sig_fill(buf, pgidx, v);
+		pwrite_all(dio_fd, buf, PAGE_SIZE, (off_t)(pgidx * PAGE_SIZE));
+		break;
+	}
+}
+
+struct tally {
+	long rounds, windows;
+	unsigned long stale, wrong, reads, witness_reads;
+};
+
+static void one_round(enum writer k, uint64_t pgidx, uint64_t *buf, struct tally *t)
+{
+	struct reader r = { .pgidx = pgidx };
+	struct witness wt = { .pgidx = pgidx };
+	pthread_t rt, wtt;
+	unsigned char vec = 1;
+	unsigned long flt0;
+	void *map;
+
+	/* 1. Version 1, clean. */
+	sig_fill(buf, pgidx, 1);
+	pwrite_all(fd, buf, PAGE_SIZE, (off_t)(pgidx * PAGE_SIZE));
+	if (fdatasync(fd))
+		die("fdatasync");
+	atomic_store(&seen, 0);
+	atomic_store(&stop_reader, 0);
+	atomic_store(&stop_witness, 0);
+	atomic_store(&reader_ready, 0);
+
+	/* 2. The reader keeps the translation hot. */
+	map = mmap(NULL, PAGE_SIZE, PROT_READ, MAP_SHARED, fd, (off_t)(pgidx * PAGE_SIZE));
+	if (map == MAP_FAILED)
+		die("mmap");
+	r.page = map;
+	if (pthread_create(&rt, NULL, reader_main, &r))
+		die("reader");
+	while (!atomic_load(&reader_ready))
+		sched_yield();
+
+	/* 3. A stale translation: accessed bit cleared unflushed, then reclaim. */
+	flt0 = thread_minflt(r.tid);
+	write_file("/proc/self/clear_refs", "1");
+	if (madvise(map, PAGE_SIZE, MADV_PAGEOUT))
+		die("madvise(MADV_PAGEOUT)");
+	usleep(20000);
+	if (mincore(map, PAGE_SIZE, &vec))
+		die("mincore");
+	t->rounds++;
+	if (!(vec & 1) && thread_minflt(r.tid) == flt0 && r.last == 1)
+		t->windows++;
+
+	/* 4. The new version, watched by the witness. */
+	if (pthread_create(&wtt, NULL, witness_main, &wt))
+		die("witness");
+	do_write(k, pgidx, 2, buf);
+	usleep(50000);
+	atomic_store(&stop_witness, 1);
+	pthread_join(wtt, NULL);
+	atomic_store(&stop_reader, 1);
+	pthread_join(rt, NULL);
+	munmap(map, PAGE_SIZE);
+	t->stale += r.stale;
+	t->wrong += r.wrong;
+	t->reads += r.reads;
+	t->witness_reads += wt.reads;
+}
+
+int main(int argc, char **argv)
+{
+	static const char usage[] = "usage: coherence [--dev DEV] [--rounds N] "
+				    "[--writers pwrite,map,dio] [--span PAGES]\n";
+	int want[W_NR] = { 1, 1, 1 };
+	struct tally all = { 0 };
+	unsigned long npages;
+	uint64_t *buf;
+	const char *v;
+	pid_t child;
+	int i, k, status;
+
+	prog = "coherence";
+	for (i = 1; i < argc; i++) {
+		if ((v = opt_value(argc, argv, &i, "--dev")))
+			dev = v;
+		else if ((v = opt_value(argc, argv, &i, "--rounds")))
+			rounds = opt_long(v, "--rounds", 1);
+		else if ((v = opt_value(argc, argv, &i, "--span")))
+			span = opt_long(v, "--span", 1);
+		else if ((v = opt_value(argc, argv, &i, "--writers"))) {
+			char *list = strdup(v), *tok, *save = NULL;
+
+			memset(want, 0, sizeof(want));
+			for (tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+				for (k = 0; k < W_NR && strcmp(tok, writer_name[k]); k++)
+					;
+				if (k == W_NR) {
+					fprintf(stderr, "%s: unknown writer '%s'\n%s", prog, tok, usage);
+					return 2;
+				}
+				want[k] = 1;
+			}
+			free(list);
+		} else {
+			fprintf(stderr, "%s: unknown argument '%s'\n%s", prog, argv[i], usage);
+			return 2;
+		}
+	}
+	if (nr_cpus() < 3) {
+		fprintf(stderr, "%s: needs 3 CPUs (writer, witness, reader)\n", prog);
+		return 2;
+	}
+	reader_cpu = nr_cpus() - 1;
+	witness_cpu = 1;
+	if (pin_to_cpu(0))
+		die("pin writer");
+	fd = open(dev, O_RDWR);
+	dio_fd = open(dev, O_RDWR | O_DIRECT);
+	if (fd < 0 || dio_fd < 0)
+		die(dev);
+	npages = fd_size(fd) / PAGE_SIZE;
+	if ((unsigned long)(span + 1) * W_NR * rounds > npages) {
+		fprintf(stderr, "%s: %s too small for %ld rounds of %ld pages\n", prog, dev,
+			rounds, span);
+		return 2;
+	}
+	if (posix_memalign((void **)&buf, PAGE_SIZE, span * PAGE_SIZE))
+		die("buffer");
+	if (pipe(to_child) || pipe(from_child))
+		die("pipe");
+	child = fork();
+	if (child < 0)
+		die("fork");
+	if (!child)
+		child_main();
+	close(to_child[0]);
+	close(from_child[1]);
+
+	for (k = 0; k < W_NR; k++) {
+		struct tally t = { 0 };
+		long n;
+
+		if (!want[k])
+			continue;
+		for (n = 0; n < rounds; n++)
+			one_round((enum writer)k,
+				  (uint64_t)(k * rounds + n) * (span + 1), buf, &t);
+		printf("%s_rounds=%ld\n", writer_name[k], t.rounds);
+		printf("%s_windows=%ld\n", writer_name[k], t.windows);
+		printf("%s_stale_reads=%lu\n", writer_name[k], t.stale);
+		printf("%s_wrong_reads=%lu\n", writer_name[k], t.wrong);
+		printf("%s_reads=%lu\n", writer_name[k], t.reads);
+		printf("%s_witness_reads=%lu\n", writer_name[k], t.witness_reads);
+		all.rounds += t.rounds;
+		all.windows += t.windows;
+		all.stale += t.stale;
+		all.wrong += t.wrong;
+	}
+	close(to_child[1]);
+	waitpid(child, &status, 0);
+	printf("rounds=%ld\nwindows=%ld\nstale_reads=%lu\nwrong_reads=%lu\n", all.rounds,
+	       all.windows, all.stale, all.wrong);
+	return all.stale || all.wrong ? 1 : 0;
+}
