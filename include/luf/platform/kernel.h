@@ -21,11 +21,18 @@
  * the possible ones only. A statistic is counted on the CPU that runs the
  * code (this_cpu_add()), whatever CPU id the caller's per-CPU state names.
  *
- * Locks. struct luf_lock is a spinlock_t taken with interrupts disabled:
- * the seqcount readers of a shared set (check_done on the allocation path)
- * may run in interrupt context, and one that interrupted the writer on
- * the same CPU would spin for ever. luf holds it for a few word operations
- * and never nests two, so one lockdep class serves them all.
+ * Locks. struct luf_lock is a raw_spinlock_t taken with interrupts
+ * disabled: the seqcount readers of a shared set (check_done on the
+ * allocation path) spin while the count is odd, so the writer must run to
+ * the end of its section on its CPU. A reader in interrupt context that
+ * interrupted the writer would spin for ever; on PREEMPT_RT a spinlock_t
+ * is a sleeping lock that disables neither preemption nor interrupts, and
+ * a reader that preempted its writer would spin for ever too (the kernel's
+ * seqcount_spinlock_t has readers take the lock instead; luf's readers
+ * must stay lock-free, in interrupt context too). luf holds the lock for a
+ * few word operations (O(nr_cpu_ids / BITS_PER_LONG) at most), takes no
+ * other lock under it and never nests two, so one lockdep class serves
+ * them all and a raw lock costs RT nothing it would notice.
  *
  * Reports. A failed set-up or tear-down check (an init or fini function
  * refusing its arguments) logs one ratelimited warning naming the
@@ -179,32 +186,32 @@ static inline void __luf_cpu_relax(void)
 	cpu_relax();
 }
 
-/* A writer holds a spinlock with interrupts off: it runs to the end, so just relax. */
+/* A writer holds a raw spinlock with interrupts off: it runs to the end, so just relax. */
 static inline void __luf_spin_wait(unsigned int *spins)
 {
 	cpu_relax();
 }
 
 struct luf_lock {
-	spinlock_t lock; /* serialises the writers of one shared set */
+	raw_spinlock_t lock; /* serialises the writers of one shared set */
 };
 
 static inline void __luf_lock_init(struct luf_lock *l)
 {
-	spin_lock_init(&l->lock);
+	raw_spin_lock_init(&l->lock);
 }
 
 static inline unsigned long __luf_lock(struct luf_lock *l)
 {
 	unsigned long flags;
 
-	spin_lock_irqsave(&l->lock, flags);
+	raw_spin_lock_irqsave(&l->lock, flags);
 	return flags;
 }
 
 static inline void __luf_unlock(struct luf_lock *l, unsigned long flags)
 {
-	spin_unlock_irqrestore(&l->lock, flags);
+	raw_spin_unlock_irqrestore(&l->lock, flags);
 }
 
 static inline unsigned int __luf_popcount(unsigned long w)
