@@ -1,0 +1,283 @@
+// SPDX-License-Identifier: GPL-2.0-only OR MIT
+/*
+ * tests/kernel/guest/offline.c - the "offline" workload: a memory block that
+ * holds folios luf keeps back for a TLB flush must still go offline.
+ *
+ * The guest boots with memhp_default_state=offline and a QEMU pc-dimm whose
+ * memory blocks stay offline (tests/kernel/boot adds both). The recipe puts
+ * page-cache folios of the disk into such a block and has reclaim park them:
+ *
+ *   1. the page cache's own structures are made in boot memory first (the
+ *      device is read once, then dropped with POSIX_FADV_DONTNEED), the mapping
+ *      (2 MiB aligned) and its page table exist, the reader thread runs;
+ *   2. boot memory is filled with an anonymous ballast, so that what is
+ *      allocated next comes from the block;
+ *   3. the block is onlined as kernel memory (online_kernel: block-device page
+ *      cache is not movable and never lands in ZONE_MOVABLE);
+ *   4. the reader, pinned to the last CPU, faults the mapping's pages (their
+ *      folios now in the block) and keeps reading them, making no system call;
+ *      accessed bits cleared without a flush (clear_refs), one MADV_PAGEOUT
+ *      reclaims them: luf defers their flush and parks them;
+ *   5. the block is offlined, with a time limit (SIGALRM makes offline_pages()
+ *      give up with -EINTR).
+ *
+ * No fork() and no pipe after the online: their page tables would land in the
+ * block, which then cannot go offline on any kernel.
+ *
+ * With --idle, no block: steps 1 and 4 only, then the program sleeps one
+ * second, touching nothing: parked folios must not outlive a system gone
+ * idle (luf.idle_ms).
+ *
+ * Usage: offline [--dev /dev/vda] [--limit SECONDS] [--pages N] [--idle]
+ * Prints: block, ballast_kb, parked_kb (/proc/meminfo LufParked after the
+ * MADV_PAGEOUT; -1 without the line), offline_rc (0 or an errno), offline_s;
+ * with --idle, parked_kb and idle_parked_kb (a second later). Exit: 0 offlined
+ * within the limit (--idle: something was parked and nothing is a second
+ * later), 1 not, 2 set-up failure.
+ */
+#include "common.h"
+
+#include <dirent.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <sys/mman.h>
+
+#define MAP_BYTES (2UL << 20)
+
+static const char *dev = "/dev/vda";
+static long limit_s = 10, npages = 256;
+static int idle;
+static atomic_int phase; /* 0 wait, 1 fault and read, 2 stop touching pages */
+static atomic_ulong reads;
+static const volatile unsigned char *map;
+
+static void *reader_main(void *arg)
+{
+	unsigned long i, sum = 0;
+
+	(void)arg;
+	if (pin_to_cpu(nr_cpus() - 1))
+		die("pin reader");
+	while (atomic_load(&phase) == 0)
+		;
+	while (atomic_load(&phase) == 1) {
+		for (i = 1; i <= (unsigned long)npages; i++)
+			sum += map[i * PAGE_SIZE];
+		atomic_fetch_add(&reads, (unsigned long)npages);
+	}
+	return (void *)sum;
+}
+
+/*
+ * After the online nothing here may make the kernel allocate a new slab page
+ * (it would come from the block and pin it on every kernel): every file is
+ * opened and read once before, /proc/vmstat is not read (its seq_file
+ * allocates on every read), and the results are printed at the end.
+ */
+static int meminfo_fd = -1;
+static char out[1024];
+static size_t outlen;
+
+#define say(...) (outlen += (size_t)snprintf(out + outlen, sizeof(out) - outlen, __VA_ARGS__))
+
+/* A /proc/meminfo line's value in kB, or -1 without that line. */
+static long meminfo_kb(const char *key)
+{
+	static char buf[8192];
+	size_t len = strlen(key);
+	ssize_t n;
+	char *p;
+
+	if (meminfo_fd < 0 && (meminfo_fd = open("/proc/meminfo", O_RDONLY)) < 0)
+		die("/proc/meminfo");
+	n = pread(meminfo_fd, buf, sizeof(buf) - 1, 0);
+	if (n <= 0)
+		die("/proc/meminfo");
+	buf[n] = 0;
+	for (p = buf; p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		if (!strncmp(p, key, len) && p[len] == ':')
+			return strtol(p + len + 1, NULL, 10);
+	return -1;
+}
+
+/* Write @s to the open sysfs or proc file @f; returns 0 or -errno. */
+static int put_fd(int f, const char *s)
+{
+	if (pwrite(f, s, strlen(s), 0) != (ssize_t)strlen(s))
+		return -errno;
+	return 0;
+}
+
+/* The first memory block whose state is "offline"; its number, or -1. */
+static long offline_block(void)
+{
+	DIR *d = opendir("/sys/devices/system/memory");
+	struct dirent *e;
+	long best = -1;
+
+	if (!d)
+		die("/sys/devices/system/memory");
+	while ((e = readdir(d))) {
+		char path[300], state[32] = "";
+		long n;
+		int f;
+
+		if (sscanf(e->d_name, "memory%ld", &n) != 1)
+			continue;
+		snprintf(path, sizeof(path), "/sys/devices/system/memory/%s/state", e->d_name);
+		f = open(path, O_RDONLY);
+		if (f < 0)
+			continue;
+		if (read(f, state, sizeof(state) - 1) > 0 && !strncmp(state, "offline", 7) &&
+		    (best < 0 || n < best))
+			best = n;
+		close(f);
+	}
+	closedir(d);
+	return best;
+}
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+}
+
+int main(int argc, char **argv)
+{
+	static const char usage[] = "usage: offline [--dev DEV] [--limit SECONDS] [--pages N] [--idle]\n";
+	struct sigaction sa = { .sa_handler = on_alarm };
+	char state[128], buf[PAGE_SIZE];
+	long block, ballast_kb, parked;
+	unsigned char *ballast, *raw;
+	pthread_t rt;
+	const char *v;
+	double t0, secs;
+	static unsigned char vec[MAP_BYTES / PAGE_SIZE];
+	int fd, clear_fd, state_fd, i, rc;
+	long resident;
+
+	prog = "offline";
+	for (i = 1; i < argc; i++) {
+		if ((v = opt_value(argc, argv, &i, "--dev")))
+			dev = v;
+		else if ((v = opt_value(argc, argv, &i, "--limit")))
+			limit_s = opt_long(v, "--limit", 1);
+		else if ((v = opt_value(argc, argv, &i, "--pages")))
+			npages = opt_long(v, "--pages", 1);
+		else if (!strcmp(argv[i], "--idle"))
+			idle = 1;
+		else {
+			fprintf(stderr, "%s: unknown argument '%s'\n%s", prog, argv[i], usage);
+			return 2;
+		}
+	}
+	if (npages > (long)(MAP_BYTES / PAGE_SIZE) - 1 || nr_cpus() < 2) {
+		fprintf(stderr, "%s: --pages at most %lu, and 2 CPUs\n", prog,
+			MAP_BYTES / PAGE_SIZE - 1);
+		return 2;
+	}
+	block = idle ? 0 : offline_block();
+	if (block < 0) {
+		fprintf(stderr, "%s: no offline memory block (a pc-dimm and "
+				"memhp_default_state=offline)\n", prog);
+		return 2;
+	}
+	snprintf(state, sizeof(state), "/sys/devices/system/memory/memory%ld/state", block);
+	if (!idle)
+		say("block=%ld\n", block);
+
+	/*
+	 * 1. Page-cache structures, the mapping and its page table, the reader.
+	 * The pages are read and later faulted on one CPU, whose slab caches
+	 * then still hold the page cache's freed xarray nodes: a new slab page
+	 * would come from the block and pin it on every kernel.
+	 */
+	if (pin_to_cpu(0))
+		die("pin");
+	fd = open(dev, O_RDONLY);
+	if (fd < 0)
+		die(dev);
+	for (i = 0; i < (int)(MAP_BYTES / PAGE_SIZE); i++)
+		if (pread(fd, buf, sizeof(buf), (off_t)i * PAGE_SIZE) != (ssize_t)sizeof(buf))
+			die("pread");
+	if (posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED))
+		die("fadvise");
+	raw = mmap(NULL, 2 * MAP_BYTES, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (raw == MAP_FAILED)
+		die("reserve");
+	raw = (unsigned char *)(((uintptr_t)raw + MAP_BYTES - 1) & ~(MAP_BYTES - 1));
+	map = mmap(raw, MAP_BYTES, PROT_READ, MAP_SHARED | MAP_FIXED, fd, 0);
+	if (map == MAP_FAILED)
+		die("mmap");
+	(void)map[0]; /* page 0 stays in boot memory: the page table exists now */
+	if (pthread_create(&rt, NULL, reader_main, NULL))
+		die("reader");
+	if (sigaction(SIGALRM, &sa, NULL))
+		die("sigaction");
+
+	clear_fd = open("/proc/self/clear_refs", O_WRONLY);
+	state_fd = idle ? -1 : open(state, O_WRONLY);
+	if (clear_fd < 0 || (!idle && state_fd < 0))
+		die("clear_refs or the block's state");
+
+	/* 2. Ballast: boot memory full, but for a margin the kernel needs. */
+	ballast_kb = idle ? 0 : meminfo_kb("MemFree") - 12 * 1024;
+	if (ballast_kb > 0) {
+		ballast = mmap(NULL, (size_t)ballast_kb * 1024, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+		if (ballast == MAP_FAILED)
+			die("ballast");
+	}
+	say("ballast_kb=%ld\n", ballast_kb);
+
+	/* 3. The block, as kernel memory. */
+	rc = idle ? 0 : put_fd(state_fd, "online_kernel");
+	if (rc) {
+		fprintf(stderr, "%s: online_kernel memory%ld: %s\n", prog, block, strerror(-rc));
+		return 2;
+	}
+
+	/* 4. Fault the pages from the block (here), keep them hot (the reader), park them. */
+	for (i = 1; i <= npages; i++)
+		(void)map[(unsigned long)i * PAGE_SIZE];
+	atomic_store(&phase, 1);
+	while (atomic_load(&reads) < 4UL * (unsigned long)npages)
+		sched_yield();
+	if (put_fd(clear_fd, "1"))
+		die("clear_refs");
+	if (madvise((void *)(map + PAGE_SIZE), (size_t)npages * PAGE_SIZE, MADV_PAGEOUT))
+		die("madvise(MADV_PAGEOUT)");
+	atomic_store(&phase, 2); /* no refault from now on: the entries stay stale */
+	if (mincore((void *)map, MAP_BYTES, vec))
+		die("mincore");
+	for (i = 1, resident = 0; i <= npages; i++)
+		resident += vec[i] & 1;
+	say("resident_kb=%ld\n", resident * (long)(PAGE_SIZE / 1024));
+	parked = meminfo_kb("LufParked");
+	say("parked_kb=%ld\n", parked);
+	if (idle) {
+		long later;
+
+		sleep(1);
+		later = meminfo_kb("LufParked");
+		say("idle_parked_kb=%ld\n", later);
+		fputs(out, stdout);
+		return parked > 0 && later == 0 ? 0 : 1;
+	}
+
+	/* 5. Offline, within the limit. */
+	t0 = now_s();
+	alarm((unsigned int)limit_s);
+	rc = put_fd(state_fd, "offline");
+	alarm(0);
+	secs = now_s() - t0;
+	say("offline_rc=%d\noffline_s=%.2f\n", -rc, secs);
+	fputs(out, stdout);
+	if (rc) {
+		fprintf(stderr, "%s: offline memory%ld: %s after %.1f s\n", prog, block,
+			strerror(-rc), secs);
+		return 1;
+	}
+	return 0;
+}
