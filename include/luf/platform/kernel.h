@@ -29,10 +29,12 @@
  * is a sleeping lock that disables neither preemption nor interrupts, and
  * a reader that preempted its writer would spin for ever too (the kernel's
  * seqcount_spinlock_t has readers take the lock instead; luf's readers
- * must stay lock-free, in interrupt context too). luf holds the lock for a
- * few word operations (O(nr_cpu_ids / BITS_PER_LONG) at most), takes no
- * other lock under it and never nests two, so one lockdep class serves
- * them all and a raw lock costs RT nothing it would notice.
+ * must stay lock-free, in interrupt context too). Under the lock luf
+ * changes a set's words and, in a diet, reads the done counter of each
+ * CPU whose group lags (O(nr_cpu_ids) loads at worst, no store to a
+ * shared line); it takes no other lock under it, allocates nothing,
+ * prints nothing, flushes nothing and never nests two, so one lockdep
+ * class serves them all.
  *
  * Reports. A failed set-up or tear-down check (an init or fini function
  * refusing its arguments) logs one ratelimited warning naming the

@@ -54,14 +54,15 @@ static long rounds = 3, span = 4096;
 static int reader_cpu, witness_cpu;
 
 static _Atomic unsigned int seen; /* newest version the witness has read */
-static atomic_int stop_reader, stop_witness, reader_ready;
+static atomic_int stop_reader, stop_witness, reader_ready, witness_go;
 
 struct reader {
 	const volatile uint64_t *page;
 	uint64_t pgidx;
 	pid_t tid;
-	unsigned long reads, stale, wrong;
-	unsigned int last;
+	unsigned long stale, wrong;
+	atomic_ulong reads;
+	atomic_uint last; /* the version of the newest read */
 };
 
 static void *reader_main(void *arg)
@@ -81,8 +82,8 @@ static void *reader_main(void *arg)
 			r->wrong++;
 		else if (SIG_VERSION_OF(w) < s)
 			r->stale++;
-		r->last = SIG_VERSION_OF(w);
-		if (++r->reads == 1000)
+		atomic_store_explicit(&r->last, SIG_VERSION_OF(w), memory_order_relaxed);
+		if (atomic_fetch_add_explicit(&r->reads, 1, memory_order_relaxed) == 1000)
 			atomic_store(&reader_ready, 1);
 	}
 	return NULL;
@@ -100,6 +101,8 @@ static void *witness_main(void *arg)
 
 	if (pin_to_cpu(witness_cpu))
 		die("pin witness");
+	while (!atomic_load(&witness_go) && !atomic_load(&stop_witness))
+		sched_yield();
 	while (!atomic_load_explicit(&stop_witness, memory_order_relaxed)) {
 		if (pread(fd, &w, sizeof(w), (off_t)(wt->pgidx * PAGE_SIZE)) != sizeof(w))
 			die("witness pread");
@@ -277,13 +280,19 @@ static void one_round(enum writer k, uint64_t pgidx, uint64_t *buf, struct tally
 	atomic_store(&stop_witness, 0);
 	atomic_store(&reader_ready, 0);
 
-	/* 2. The reader keeps the translation hot. */
+	/*
+	 * 2. The reader keeps the translation hot; the witness is started now,
+	 * and waits: creating a thread later (its stack's mmap and mprotect)
+	 * could settle this mm and close the window before the write.
+	 */
 	map = mmap(NULL, PAGE_SIZE, PROT_READ, MAP_SHARED, fd, (off_t)(pgidx * PAGE_SIZE));
 	if (map == MAP_FAILED)
 		die("mmap");
 	r.page = map;
-	if (pthread_create(&rt, NULL, reader_main, &r))
-		die("reader");
+	atomic_store(&witness_go, 0);
+	if (pthread_create(&rt, NULL, reader_main, &r) ||
+	    pthread_create(&wtt, NULL, witness_main, &wt))
+		die("reader or witness");
 	while (!atomic_load(&reader_ready))
 		sched_yield();
 
@@ -293,15 +302,16 @@ static void one_round(enum writer k, uint64_t pgidx, uint64_t *buf, struct tally
 	if (madvise(map, PAGE_SIZE, MADV_PAGEOUT))
 		die("madvise(MADV_PAGEOUT)");
 	usleep(20000);
+
+	/* Open right before the write: not resident, and the reader never refaulted. */
 	if (mincore(map, PAGE_SIZE, &vec))
 		die("mincore");
 	t->rounds++;
-	if (!(vec & 1) && thread_minflt(r.tid) == flt0 && r.last == 1)
+	if (!(vec & 1) && thread_minflt(r.tid) == flt0 && atomic_load(&r.last) == 1)
 		t->windows++;
 
 	/* 4. The new version, watched by the witness. */
-	if (pthread_create(&wtt, NULL, witness_main, &wt))
-		die("witness");
+	atomic_store(&witness_go, 1);
 	do_write(k, pgidx, 2, buf);
 	usleep(50000);
 	atomic_store(&stop_witness, 1);
@@ -311,7 +321,7 @@ static void one_round(enum writer k, uint64_t pgidx, uint64_t *buf, struct tally
 	munmap(map, PAGE_SIZE);
 	t->stale += r.stale;
 	t->wrong += r.wrong;
-	t->reads += r.reads;
+	t->reads += atomic_load(&r.reads);
 	t->witness_reads += wt.reads;
 }
 

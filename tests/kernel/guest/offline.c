@@ -79,7 +79,9 @@ static int meminfo_fd = -1;
 static char out[1024];
 static size_t outlen;
 
-#define say(...) (outlen += (size_t)snprintf(out + outlen, sizeof(out) - outlen, __VA_ARGS__))
+#define say(...)                                                                           \
+	(outlen += outlen < sizeof(out) ?                                                  \
+			   (size_t)snprintf(out + outlen, sizeof(out) - outlen, __VA_ARGS__) : 0)
 
 /* A /proc/meminfo line's value in kB, or -1 without that line. */
 static long meminfo_kb(const char *key)
