@@ -28,12 +28,26 @@
  * second, touching nothing: parked folios must not outlive a system gone
  * idle (luf.idle_ms).
  *
+ * With --pageout MIB, no block: the reader, pinned to the last CPU, faults
+ * MIB of the device once through one mapping and then spins, touching
+ * nothing (its CPU raises no done counter); one MADV_PAGEOUT of the whole
+ * mapping follows while a thread samples LufParked: the park must stay
+ * within vm.luf_park_pages all along, and luf must have deferred more than
+ * that many flushes (else the bound was never tested). MADV_PAGEOUT's own
+ * flush of the accessed bits it cleared settles the mm once per 2 MiB
+ * chunk, so one call parks at most a chunk's 512 folios at a time: --park N
+ * sets vm.luf_park_pages to N first (N below 512 puts the bound to work).
+ *
  * Usage: offline [--dev /dev/vda] [--limit SECONDS] [--pages N] [--idle]
+ *                [--pageout MIB [--park N]]
  * Prints: block, ballast_kb, parked_kb (/proc/meminfo LufParked after the
  * MADV_PAGEOUT; -1 without the line), offline_rc (0 or an errno), offline_s;
- * with --idle, parked_kb and idle_parked_kb (a second later). Exit: 0 offlined
- * within the limit (--idle: something was parked and nothing is a second
- * later), 1 not, 2 set-up failure.
+ * with --idle, parked_kb and idle_parked_kb (a second later); with --pageout,
+ * pageout_mib, park_pages, deferred (nr_luf_deferred over the MADV_PAGEOUT),
+ * parked_max_kb (the largest sample), parked_kb (after) and samples. Exit: 0
+ * offlined within the limit (--idle: something was parked and nothing is a
+ * second later; --pageout: parked_max_kb within the bound and deferred above
+ * it), 1 not, 2 set-up failure.
  */
 #include "common.h"
 
@@ -48,6 +62,7 @@
 static const char *dev = "/dev/vda";
 static long limit_s = 10, npages = 256;
 static int idle;
+static long pageout_mib, park = -1;
 static atomic_int phase; /* 0 wait, 1 fault and read, 2 stop touching pages */
 static atomic_ulong reads;
 static const volatile unsigned char *map;
@@ -140,6 +155,140 @@ static long offline_block(void)
 	return best;
 }
 
+/* A number from the first line of @path, or -1. */
+static long read_long(const char *path)
+{
+	char buf[64] = "";
+	int f = open(path, O_RDONLY);
+	ssize_t n = f < 0 ? -1 : read(f, buf, sizeof(buf) - 1);
+
+	if (f >= 0)
+		close(f);
+	return n > 0 ? strtol(buf, NULL, 10) : -1;
+}
+
+/* A /proc/vmstat counter, or -1 without it. */
+static long vmstat_long(const char *key)
+{
+	static char buf[16384];
+	size_t len = strlen(key);
+	int f = open("/proc/vmstat", O_RDONLY);
+	ssize_t n = f < 0 ? -1 : read(f, buf, sizeof(buf) - 1);
+	char *p;
+
+	if (f >= 0)
+		close(f);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	for (p = buf; p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		if (!strncmp(p, key, len) && p[len] == ' ')
+			return strtol(p + len + 1, NULL, 10);
+	return -1;
+}
+
+static atomic_int swept, stop;
+static atomic_long parked_max, samples;
+
+/* --pageout's reader: one sweep that faults every page, then a spin. */
+static void *sweeper_main(void *arg)
+{
+	unsigned long i, sum = 0;
+
+	(void)arg;
+	if (pin_to_cpu(nr_cpus() - 1))
+		die("pin sweeper");
+	for (i = 0; i <= (unsigned long)npages; i++)
+		sum += map[i * PAGE_SIZE];
+	atomic_store(&swept, 1);
+	while (!atomic_load(&stop))
+		;
+	return (void *)sum;
+}
+
+static void *sampler_main(void *arg)
+{
+	(void)arg;
+	if (pin_to_cpu(1))
+		die("pin sampler");
+	while (!atomic_load(&stop)) {
+		long kb = meminfo_kb("LufParked");
+
+		if (kb > atomic_load(&parked_max))
+			atomic_store(&parked_max, kb);
+		atomic_fetch_add(&samples, 1);
+	}
+	return NULL;
+}
+
+/* --pageout MIB: one MADV_PAGEOUT of MIB of page cache against the park's bound. */
+static int pageout(void)
+{
+	size_t bytes = (size_t)pageout_mib << 20;
+	long bound, before, deferred, max_kb, after_kb;
+	pthread_t rt, st;
+	int fd;
+
+	if (nr_cpus() < 3) {
+		fprintf(stderr, "%s: --pageout needs 3 CPUs\n", prog);
+		return 2;
+	}
+	if (pin_to_cpu(0))
+		die("pin");
+	fd = open(dev, O_RDONLY);
+	if (fd < 0)
+		die(dev);
+	map = mmap(NULL, bytes, PROT_READ, MAP_SHARED, fd, 0);
+	if (map == MAP_FAILED)
+		die("mmap");
+	npages = (long)(bytes / PAGE_SIZE) - 1;
+	if (pthread_create(&rt, NULL, sweeper_main, NULL))
+		die("sweeper");
+	while (!atomic_load(&swept))
+		usleep(10000);
+	if (park >= 0) {
+		char num[32];
+		int f = open("/proc/sys/vm/luf_park_pages", O_WRONLY);
+
+		snprintf(num, sizeof(num), "%ld", park);
+		if (f < 0 || put_fd(f, num))
+			die("vm.luf_park_pages");
+		close(f);
+	}
+	bound = read_long("/proc/sys/vm/luf_park_pages");
+	before = vmstat_long("nr_luf_deferred");
+	if (bound < 0 || before < 0 || meminfo_kb("LufParked") < 0) {
+		fprintf(stderr, "%s: no vm.luf_park_pages, nr_luf_deferred or LufParked\n", prog);
+		return 2;
+	}
+	if (pthread_create(&st, NULL, sampler_main, NULL))
+		die("sampler");
+	while (!atomic_load(&samples))
+		sched_yield();
+	if (madvise((void *)map, bytes, MADV_PAGEOUT))
+		die("madvise(MADV_PAGEOUT)");
+	atomic_store(&stop, 1);
+	pthread_join(st, NULL);
+	pthread_join(rt, NULL);
+	deferred = vmstat_long("nr_luf_deferred") - before;
+	max_kb = atomic_load(&parked_max);
+	after_kb = meminfo_kb("LufParked");
+	printf("pageout_mib=%ld\npark_pages=%ld\ndeferred=%ld\nparked_max_kb=%ld\n"
+	       "parked_kb=%ld\nsamples=%ld\n",
+	       pageout_mib, bound, deferred, max_kb, after_kb, atomic_load(&samples));
+	if (deferred <= bound) {
+		fprintf(stderr, "%s: %ld flushes deferred, not more than the bound %ld: "
+				"nothing tested\n", prog, deferred, bound);
+		return 1;
+	}
+	if (max_kb > bound * (long)(PAGE_SIZE / 1024)) {
+		fprintf(stderr, "%s: %ld kB parked, above vm.luf_park_pages (%ld kB)\n", prog,
+			max_kb, bound * (long)(PAGE_SIZE / 1024));
+		return 1;
+	}
+	return 0;
+}
+
 static void on_alarm(int sig)
 {
 	(void)sig;
@@ -147,7 +296,9 @@ static void on_alarm(int sig)
 
 int main(int argc, char **argv)
 {
-	static const char usage[] = "usage: offline [--dev DEV] [--limit SECONDS] [--pages N] [--idle]\n";
+	static const char usage[] =
+		"usage: offline [--dev DEV] [--limit SECONDS] [--pages N] [--idle]\n"
+		"               [--pageout MIB [--park N]]\n";
 	struct sigaction sa = { .sa_handler = on_alarm };
 	char state[128], buf[PAGE_SIZE];
 	long block, ballast_kb, parked;
@@ -169,11 +320,17 @@ int main(int argc, char **argv)
 			npages = opt_long(v, "--pages", 1);
 		else if (!strcmp(argv[i], "--idle"))
 			idle = 1;
+		else if ((v = opt_value(argc, argv, &i, "--pageout")))
+			pageout_mib = opt_long(v, "--pageout", 1);
+		else if ((v = opt_value(argc, argv, &i, "--park")))
+			park = opt_long(v, "--park", 0);
 		else {
 			fprintf(stderr, "%s: unknown argument '%s'\n%s", prog, argv[i], usage);
 			return 2;
 		}
 	}
+	if (pageout_mib)
+		return pageout();
 	if (npages > (long)(MAP_BYTES / PAGE_SIZE) - 1 || nr_cpus() < 2) {
 		fprintf(stderr, "%s: --pages at most %lu, and 2 CPUs\n", prog,
 			MAP_BYTES / PAGE_SIZE - 1);
