@@ -2,10 +2,12 @@
 # SPDX-License-Identifier: GPL-2.0-only OR MIT
 """tests/kernel/compare.py - the numbers of tests/kernel/compare.
 
-compare.py collect WORKDIR RUNS SHORT JSON VERSION
+compare.py collect WORKDIR RUNS SHORT JSON VERSION [PROVENANCE]
     reads WORKDIR/<workload>.<kernel>.<run>.json (tests/kernel/boot --json), writes
     JSON: per workload and kernel every run and the medians; the checker mismatches
-    (total, and on the patched kernels). Exit 1 if the patched kernels had any.
+    (total, and on the patched kernels); PROVENANCE (a JSON object: the tree's commit,
+    the series' hash, the kernels' build keys, QEMU's version, the command) as is.
+    Exit 1 if the patched kernels had any mismatch.
 compare.py render JSON
     prints the Markdown report: setup, targets, one table per workload.
 """
@@ -44,7 +46,7 @@ def num(run, key):
     return None
 
 
-def collect(work, runs, short, out_path, version):
+def collect(work, runs, short, out_path, version, provenance=None):
     res = {}
     for f in sorted(glob.glob(os.path.join(work, "*.*.*.json"))):
         w, k, _r, _ = os.path.basename(f).split(".")
@@ -56,6 +58,8 @@ def collect(work, runs, short, out_path, version):
            "config": "tinyconfig + tests/kernel/config/base.config + kunit.config; "
                      "patched: + lib/kernel/patches + luf.config",
            "workloads": {}, "mismatches_total": 0, "mismatches_patched": 0}
+    if provenance:
+        out["provenance"] = json.loads(provenance)
     for w, kernels in res.items():
         out["workloads"][w] = {}
         for k, rs in kernels.items():
@@ -97,6 +101,11 @@ def render(path):
            " (short workloads: a 384 MiB disk read once, a 30 s checker)" if d["short"] else
            " (reclaim and mixed: a 768 MiB disk read twice by 4 pinned threads; "
            "checker: 90 s)"))
+    prov = d.get("provenance")
+    if prov:
+        print("Recorded from tree %s, series %s, build keys %s (pristine) and %s (luf), %s; "
+              "`%s`." % (prov.get("tree"), prov.get("series"), prov.get("build_key_pristine"),
+                         prov.get("build_key_luf"), prov.get("qemu"), prov.get("invocation")))
     print()
 
     def med(w, k, key):
@@ -151,9 +160,9 @@ def render(path):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) == 7 and sys.argv[1] == "collect":
+    if len(sys.argv) in (7, 8) and sys.argv[1] == "collect":
         sys.exit(collect(sys.argv[2], int(sys.argv[3]), sys.argv[4] == "1", sys.argv[5],
-                         sys.argv[6]))
+                         sys.argv[6], sys.argv[7] if len(sys.argv) == 8 else None))
     if len(sys.argv) == 3 and sys.argv[1] == "render":
         render(sys.argv[2])
         sys.exit(0)

@@ -46,3 +46,17 @@ luf_kernel() {
 	"$luf_kdir/kbuild" --fragment "$cfg/base.config" --fragment "$cfg/kunit.config" \
 		"${args[@]}" "$@" | tail -n1
 }
+
+# luf_series_hash DIR: the hash of a series file and its patches, in order (the
+# "series" of a recorded run: tests/kernel/record, compare's JSON).
+luf_series_hash() {
+	(cd "$1" && cat series $(grep -v '^#' series)) | sha256sum | cut -c1-16
+}
+
+# luf_tree_rev: this tree's commit, with " (with local changes)" if lib/kernel or
+# tests/kernel differ from it.
+luf_tree_rev() {
+	local repo=$luf_kdir/../..
+	echo "$(git -C "$repo" rev-parse --short HEAD)$(git -C "$repo" diff --quiet HEAD -- lib/kernel tests/kernel ||
+		echo ' (with local changes)')"
+}
