@@ -18,20 +18,29 @@
  *      reader refaults (no window);
  *   4. a writer makes version v + 1 (--writers: pwrite() of --span pages whose
  *      first is P; a second process's writable MAP_SHARED mapping, written by
- *      two threads (see child_main()); an O_DIRECT
- *      pwrite() of P), while a witness thread reads P with pread() and
- *      publishes the newest version it has *seen* (not the version a writer has
- *      finished);
+ *      two threads (see child_main()); an O_DIRECT pwrite() of P; a file
+ *      system mounted on a second disk, see below), while a witness thread
+ *      reads P with pread() and publishes the newest version it has *seen*
+ *      (not the version a writer has finished);
  *   5. the reader loads the published version, then reads P: an older version
  *      is a *stale read*; a word that is not P's signature is a *wrong read*.
+ *
+ * The mount writer's page is page 0 of --fs-dev (/dev/vdb), an ext2 file
+ * system with 1 KiB blocks made at start-up (busybox mke2fs): its superblock,
+ * whose mount count is the version. Mounting it read-write is the write (the
+ * file system's holder claims the device, then raises the count through its
+ * buffer head); each round unmounts it again. One mount and unmount at
+ * start-up sets the device's block size to 1 KiB for good while the program
+ * holds it open: later mounts then do not truncate its page cache, which
+ * would settle on its own.
  *
  * The second process is forked before any window opens: a fork() in the
  * process that holds the stale translation flushes its mm (dup_mmap()) and
  * would close the window. Keep other tasks off the reader's CPU
  * (isolcpus=N): a kernel thread there ends the window too.
  *
- * Usage: coherence [--dev /dev/vda] [--rounds N] [--writers pwrite,map,dio]
- *                  [--span PAGES]
+ * Usage: coherence [--dev /dev/vda] [--rounds N] [--writers pwrite,map,dio,mount]
+ *                  [--span PAGES] [--fs-dev /dev/vdb]
  * Prints key=value lines per writer (<writer>_rounds, _windows, _stale_reads,
  * _wrong_reads, _reads, _witness_reads) and totals (rounds, windows,
  * stale_reads, wrong_reads). Exit: 0 no
@@ -43,13 +52,21 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
-enum writer { W_PWRITE, W_MAP, W_DIO, W_NR };
-static const char *const writer_name[W_NR] = { "pwrite", "map", "dio" };
+enum writer { W_PWRITE, W_MAP, W_DIO, W_MOUNT, W_NR };
+static const char *const writer_name[W_NR] = { "pwrite", "map", "dio", "mount" };
 
-static const char *dev = "/dev/vda";
-static int fd, dio_fd;
+/* The ext2 superblock at byte 1024: its mount count and magic (little-endian). */
+#define SB_MNT_COUNT (1024 + 52)
+#define SB_MAGIC (1024 + 56)
+#define EXT2_MAGIC 0xEF53
+#define FS_DIR "/mnt"
+
+static const char *dev = "/dev/vda", *fs_dev = "/dev/vdb";
+static int fd, dio_fd, fs_fd = -1;
 static long rounds = 3, span = 4096;
 static int reader_cpu, witness_cpu;
 
@@ -58,6 +75,7 @@ static atomic_int stop_reader, stop_witness, reader_ready, witness_go;
 
 struct reader {
 	const volatile uint64_t *page;
+	int sb; /* the page is a superblock's (the mount writer) */
 	uint64_t pgidx;
 	pid_t tid;
 	unsigned long stale, wrong;
@@ -75,14 +93,26 @@ static void *reader_main(void *arg)
 	while (!atomic_load_explicit(&stop_reader, memory_order_relaxed)) {
 		/* The version already seen, before the read that must not be older. */
 		unsigned int s = atomic_load_explicit(&seen, memory_order_acquire);
-		uint64_t w = r->page[0];
+		unsigned int v;
+		int ok;
 
-		if (SIG_MAGIC_OF(w) != SIG_MAGIC || SIG_PAGE_OF(w) != r->pgidx ||
-		    SIG_WORD_OF(w) != 0)
+		if (r->sb) {
+			const volatile unsigned char *b = (const volatile unsigned char *)r->page;
+
+			ok = (b[SB_MAGIC] | b[SB_MAGIC + 1] << 8) == EXT2_MAGIC;
+			v = b[SB_MNT_COUNT] | b[SB_MNT_COUNT + 1] << 8;
+		} else {
+			uint64_t w = r->page[0];
+
+			ok = SIG_MAGIC_OF(w) == SIG_MAGIC && SIG_PAGE_OF(w) == r->pgidx &&
+			     SIG_WORD_OF(w) == 0;
+			v = SIG_VERSION_OF(w);
+		}
+		if (!ok)
 			r->wrong++;
-		else if (SIG_VERSION_OF(w) < s)
+		else if (v < s)
 			r->stale++;
-		atomic_store_explicit(&r->last, SIG_VERSION_OF(w), memory_order_relaxed);
+		atomic_store_explicit(&r->last, v, memory_order_relaxed);
 		if (atomic_fetch_add_explicit(&r->reads, 1, memory_order_relaxed) == 1000)
 			atomic_store(&reader_ready, 1);
 	}
@@ -91,8 +121,21 @@ static void *reader_main(void *arg)
 
 struct witness {
 	uint64_t pgidx;
+	int sb;
 	unsigned long reads;
 };
+
+/* The superblock's mount count read through the page cache, or -1 if no ext2 magic. */
+static long sb_mnt_count(void)
+{
+	unsigned char b[8];
+
+	if (pread(fs_fd, b, sizeof(b), SB_MNT_COUNT) != (ssize_t)sizeof(b))
+		die("pread superblock");
+	if ((b[SB_MAGIC - SB_MNT_COUNT] | b[SB_MAGIC - SB_MNT_COUNT + 1] << 8) != EXT2_MAGIC)
+		return -1;
+	return b[0] | b[1] << 8;
+}
 
 static void *witness_main(void *arg)
 {
@@ -104,12 +147,19 @@ static void *witness_main(void *arg)
 	while (!atomic_load(&witness_go) && !atomic_load(&stop_witness))
 		sched_yield();
 	while (!atomic_load_explicit(&stop_witness, memory_order_relaxed)) {
-		if (pread(fd, &w, sizeof(w), (off_t)(wt->pgidx * PAGE_SIZE)) != sizeof(w))
-			die("witness pread");
+		long v;
+
+		if (wt->sb) {
+			v = sb_mnt_count();
+		} else {
+			if (pread(fd, &w, sizeof(w), (off_t)(wt->pgidx * PAGE_SIZE)) != sizeof(w))
+				die("witness pread");
+			v = SIG_MAGIC_OF(w) == SIG_MAGIC && SIG_PAGE_OF(w) == wt->pgidx ?
+				    (long)SIG_VERSION_OF(w) : -1;
+		}
 		wt->reads++;
-		if (SIG_MAGIC_OF(w) == SIG_MAGIC && SIG_PAGE_OF(w) == wt->pgidx &&
-		    SIG_VERSION_OF(w) > atomic_load(&seen))
-			atomic_store_explicit(&seen, SIG_VERSION_OF(w), memory_order_release);
+		if (v > (long)atomic_load(&seen))
+			atomic_store_explicit(&seen, (unsigned int)v, memory_order_release);
 	}
 	return NULL;
 }
@@ -249,6 +299,11 @@ static void do_write(enum writer k, uint64_t pgidx, unsigned int v, uint64_t *bu
 		    read(from_child[0], &ok, 1) != 1)
 			die("second process");
 		break;
+	case W_MOUNT:
+		/* The holder's claim, then the mount count raised in its buffer head. */
+		if (mount(fs_dev, FS_DIR, "ext2", 0, NULL))
+			die("mount");
+		break;
 	default:
 		sig_fill(buf, pgidx, v);
 		pwrite_all(dio_fd, buf, PAGE_SIZE, (off_t)(pgidx * PAGE_SIZE));
@@ -263,17 +318,27 @@ struct tally {
 
 static void one_round(enum writer k, uint64_t pgidx, uint64_t *buf, struct tally *t)
 {
-	struct reader r = { .pgidx = pgidx };
-	struct witness wt = { .pgidx = pgidx };
+	int sb = k == W_MOUNT;
+	struct reader r = { .pgidx = pgidx, .sb = sb };
+	struct witness wt = { .pgidx = pgidx, .sb = sb };
 	pthread_t rt, wtt;
 	unsigned char vec = 1;
 	unsigned long flt0;
+	long v0 = 1;
 	void *map;
 
-	/* 1. Version 1, clean. */
-	sig_fill(buf, pgidx, 1);
-	pwrite_all(fd, buf, PAGE_SIZE, (off_t)(pgidx * PAGE_SIZE));
-	if (fdatasync(fd))
+	/* 1. Version 1 (the mount writer: the superblock's count), clean. */
+	if (sb) {
+		v0 = sb_mnt_count();
+		if (v0 < 0) {
+			fprintf(stderr, "%s: no ext2 superblock on %s\n", prog, fs_dev);
+			exit(2);
+		}
+	} else {
+		sig_fill(buf, pgidx, 1);
+		pwrite_all(fd, buf, PAGE_SIZE, (off_t)(pgidx * PAGE_SIZE));
+	}
+	if (fdatasync(sb ? fs_fd : fd))
 		die("fdatasync");
 	atomic_store(&seen, 0);
 	atomic_store(&stop_reader, 0);
@@ -285,7 +350,8 @@ static void one_round(enum writer k, uint64_t pgidx, uint64_t *buf, struct tally
 	 * and waits: creating a thread later (its stack's mmap and mprotect)
 	 * could settle this mm and close the window before the write.
 	 */
-	map = mmap(NULL, PAGE_SIZE, PROT_READ, MAP_SHARED, fd, (off_t)(pgidx * PAGE_SIZE));
+	map = mmap(NULL, PAGE_SIZE, PROT_READ, MAP_SHARED, sb ? fs_fd : fd,
+		   (off_t)(pgidx * PAGE_SIZE));
 	if (map == MAP_FAILED)
 		die("mmap");
 	r.page = map;
@@ -307,7 +373,7 @@ static void one_round(enum writer k, uint64_t pgidx, uint64_t *buf, struct tally
 	if (mincore(map, PAGE_SIZE, &vec))
 		die("mincore");
 	t->rounds++;
-	if (!(vec & 1) && thread_minflt(r.tid) == flt0 && atomic_load(&r.last) == 1)
+	if (!(vec & 1) && thread_minflt(r.tid) == flt0 && atomic_load(&r.last) == v0)
 		t->windows++;
 
 	/* 4. The new version, watched by the witness. */
@@ -319,6 +385,8 @@ static void one_round(enum writer k, uint64_t pgidx, uint64_t *buf, struct tally
 	atomic_store(&stop_reader, 1);
 	pthread_join(rt, NULL);
 	munmap(map, PAGE_SIZE);
+	if (sb && umount(FS_DIR))
+		die("umount");
 	t->stale += r.stale;
 	t->wrong += r.wrong;
 	t->reads += atomic_load(&r.reads);
@@ -328,8 +396,9 @@ static void one_round(enum writer k, uint64_t pgidx, uint64_t *buf, struct tally
 int main(int argc, char **argv)
 {
 	static const char usage[] = "usage: coherence [--dev DEV] [--rounds N] "
-				    "[--writers pwrite,map,dio] [--span PAGES]\n";
-	int want[W_NR] = { 1, 1, 1 };
+				    "[--writers pwrite,map,dio,mount] [--span PAGES] "
+				    "[--fs-dev DEV]\n";
+	int want[W_NR] = { 1, 1, 1, 1 };
 	struct tally all = { 0 };
 	unsigned long npages;
 	uint64_t *buf;
@@ -345,6 +414,8 @@ int main(int argc, char **argv)
 			rounds = opt_long(v, "--rounds", 1);
 		else if ((v = opt_value(argc, argv, &i, "--span")))
 			span = opt_long(v, "--span", 1);
+		else if ((v = opt_value(argc, argv, &i, "--fs-dev")))
+			fs_dev = v;
 		else if ((v = opt_value(argc, argv, &i, "--writers"))) {
 			char *list = strdup(v), *tok, *save = NULL;
 
@@ -384,6 +455,19 @@ int main(int argc, char **argv)
 	}
 	if (posix_memalign((void **)&buf, PAGE_SIZE, span * PAGE_SIZE))
 		die("buffer");
+	if (want[W_MOUNT]) {
+		char cmd[256];
+
+		snprintf(cmd, sizeof(cmd), "mke2fs -F -b 1024 %s >/dev/null 2>&1", fs_dev);
+		if (system(cmd) || (mkdir(FS_DIR, 0755) && errno != EEXIST))
+			die("mke2fs or " FS_DIR);
+		/* Held open from here: the block size the first mount sets stays. */
+		fs_fd = open(fs_dev, O_RDONLY);
+		if (fs_fd < 0)
+			die(fs_dev);
+		if (mount(fs_dev, FS_DIR, "ext2", 0, NULL) || umount(FS_DIR))
+			die("first mount");
+	}
 	if (pipe(to_child) || pipe(from_child))
 		die("pipe");
 	child = fork();
@@ -402,7 +486,8 @@ int main(int argc, char **argv)
 			continue;
 		for (n = 0; n < rounds; n++)
 			one_round((enum writer)k,
-				  (uint64_t)(k * rounds + n) * (span + 1), buf, &t);
+				  k == W_MOUNT ? 0 : (uint64_t)(k * rounds + n) * (span + 1), buf,
+				  &t);
 		printf("%s_rounds=%ld\n", writer_name[k], t.rounds);
 		printf("%s_windows=%ld\n", writer_name[k], t.windows);
 		printf("%s_stale_reads=%lu\n", writer_name[k], t.stale);
