@@ -93,9 +93,12 @@ def rel(a, b):
 
 
 def render(path):
-    with open(path) as fh:
-        d = json.load(fh)
-    ws = d["workloads"]
+    try:
+        with open(path) as fh:
+            d = json.load(fh)
+        ws = d["workloads"]
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        sys.exit("compare: %s is not a comparison's JSON (%s)" % (path, e))
     print("Linux %s, %s; %s. Medians of %d run(s) per kernel%s." %
           (d["kernel_version"], d["guest"], d["config"], d["runs"],
            " (short workloads: a 384 MiB disk read once, a 30 s checker)" if d["short"] else

@@ -459,8 +459,13 @@ int main(int argc, char **argv)
 		char cmd[256];
 
 		snprintf(cmd, sizeof(cmd), "mke2fs -F -b 1024 %s >/dev/null 2>&1", fs_dev);
-		if (system(cmd) || (mkdir(FS_DIR, 0755) && errno != EEXIST))
-			die("mke2fs or " FS_DIR);
+		if (system(cmd)) {
+			fprintf(stderr, "%s: mke2fs on %s failed (--fs-dev: a second disk)\n", prog,
+				fs_dev);
+			return 2;
+		}
+		if (mkdir(FS_DIR, 0755) && errno != EEXIST)
+			die(FS_DIR);
 		/* Held open from here: the block size the first mount sets stays. */
 		fs_fd = open(fs_dev, O_RDONLY);
 		if (fs_fd < 0)

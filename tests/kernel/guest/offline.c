@@ -238,6 +238,10 @@ static int pageout(void)
 	fd = open(dev, O_RDONLY);
 	if (fd < 0)
 		die(dev);
+	if (fd_size(fd) < bytes) {
+		fprintf(stderr, "%s: %s is smaller than --pageout %ld MiB\n", prog, dev, pageout_mib);
+		return 2;
+	}
 	map = mmap(NULL, bytes, PROT_READ, MAP_SHARED, fd, 0);
 	if (map == MAP_FAILED)
 		die("mmap");
@@ -246,6 +250,22 @@ static int pageout(void)
 		die("sweeper");
 	while (!atomic_load(&swept))
 		usleep(10000);
+	/* All of it resident, or the call does not page out what it claims to. */
+	{
+		unsigned char *vec = malloc(bytes / PAGE_SIZE);
+		size_t i, resident = 0;
+
+		if (!vec || mincore((void *)map, bytes, vec))
+			die("mincore");
+		for (i = 0; i < bytes / PAGE_SIZE; i++)
+			resident += vec[i] & 1;
+		free(vec);
+		if (resident < bytes / PAGE_SIZE / 10 * 9) {
+			fprintf(stderr, "%s: only %zu of %zu pages resident: give the guest more "
+					"memory\n", prog, resident, bytes / PAGE_SIZE);
+			return 2;
+		}
+	}
 	if (park >= 0) {
 		char num[32];
 		int f = open("/proc/sys/vm/luf_park_pages", O_WRONLY);
