@@ -424,27 +424,6 @@ static unsigned long prefault(unsigned long base)
 	return sum;
 }
 
-/* Sum of /proc/vmstat lines starting with prefix, or -1. */
-static long vmstat_sum(const char *prefix)
-{
-	char line[256];
-	long sum = -1, v;
-	size_t len = strlen(prefix);
-	FILE *f = fopen("/proc/vmstat", "r");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		char *sp = strchr(line, ' ');
-
-		if (strncmp(line, prefix, len) || !sp || sscanf(sp, "%ld", &v) != 1)
-			continue;
-		sum = (sum < 0 ? 0 : sum) + v;
-	}
-	fclose(f);
-	return sum;
-}
-
 /* Pages reclaimed so far. */
 static long vm_reclaimed(void)
 {

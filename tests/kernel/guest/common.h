@@ -104,6 +104,27 @@ static inline uint64_t fd_size(int fd)
 	return (uint64_t)st.st_size;
 }
 
+/* Sum of /proc/vmstat lines starting with prefix, or -1. */
+static inline long vmstat_sum(const char *prefix)
+{
+	char line[256];
+	long sum = -1, v;
+	size_t len = strlen(prefix);
+	FILE *f = fopen("/proc/vmstat", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		char *sp = strchr(line, ' ');
+
+		if (strncmp(line, prefix, len) || !sp || sscanf(sp, "%ld", &v) != 1)
+			continue;
+		sum = (sum < 0 ? 0 : sum) + v;
+	}
+	fclose(f);
+	return sum;
+}
+
 /*
  * Page signature (checker). Every 64-bit word of a disk page describes itself:
  *   bits 63..48  SIG_MAGIC

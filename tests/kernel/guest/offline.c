@@ -167,26 +167,6 @@ static long read_long(const char *path)
 	return n > 0 ? strtol(buf, NULL, 10) : -1;
 }
 
-/* A /proc/vmstat counter, or -1 without it. */
-static long vmstat_long(const char *key)
-{
-	static char buf[16384];
-	size_t len = strlen(key);
-	int f = open("/proc/vmstat", O_RDONLY);
-	ssize_t n = f < 0 ? -1 : read(f, buf, sizeof(buf) - 1);
-	char *p;
-
-	if (f >= 0)
-		close(f);
-	if (n <= 0)
-		return -1;
-	buf[n] = 0;
-	for (p = buf; p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
-		if (!strncmp(p, key, len) && p[len] == ' ')
-			return strtol(p + len + 1, NULL, 10);
-	return -1;
-}
-
 static atomic_int swept, stop;
 static atomic_long parked_max, samples;
 
@@ -221,11 +201,26 @@ static void *sampler_main(void *arg)
 	return NULL;
 }
 
+/* Pages of the first @bytes of map that are in memory (mincore()). */
+static size_t resident_pages(size_t bytes)
+{
+	unsigned char *vec = malloc(bytes / PAGE_SIZE);
+	size_t i, n = 0;
+
+	if (!vec || mincore((void *)map, bytes, vec))
+		die("mincore");
+	for (i = 0; i < bytes / PAGE_SIZE; i++)
+		n += vec[i] & 1;
+	free(vec);
+	return n;
+}
+
 /* --pageout MIB: one MADV_PAGEOUT of MIB of page cache against the park's bound. */
 static int pageout(void)
 {
 	size_t bytes = (size_t)pageout_mib << 20;
 	long bound, before, deferred, max_kb, after_kb;
+	size_t resident;
 	pthread_t rt, st;
 	int fd;
 
@@ -251,20 +246,11 @@ static int pageout(void)
 	while (!atomic_load(&swept))
 		usleep(10000);
 	/* All of it resident, or the call does not page out what it claims to. */
-	{
-		unsigned char *vec = malloc(bytes / PAGE_SIZE);
-		size_t i, resident = 0;
-
-		if (!vec || mincore((void *)map, bytes, vec))
-			die("mincore");
-		for (i = 0; i < bytes / PAGE_SIZE; i++)
-			resident += vec[i] & 1;
-		free(vec);
-		if (resident < bytes / PAGE_SIZE / 10 * 9) {
-			fprintf(stderr, "%s: only %zu of %zu pages resident: give the guest more "
-					"memory\n", prog, resident, bytes / PAGE_SIZE);
-			return 2;
-		}
+	resident = resident_pages(bytes);
+	if (resident < bytes / PAGE_SIZE / 10 * 9) {
+		fprintf(stderr, "%s: only %zu of %zu pages resident: give the guest more memory\n",
+			prog, resident, bytes / PAGE_SIZE);
+		return 2;
 	}
 	if (park >= 0) {
 		char num[32];
@@ -276,7 +262,7 @@ static int pageout(void)
 		close(f);
 	}
 	bound = read_long("/proc/sys/vm/luf_park_pages");
-	before = vmstat_long("nr_luf_deferred");
+	before = vmstat_sum("nr_luf_deferred");
 	if (bound < 0 || before < 0 || meminfo_kb("LufParked") < 0) {
 		fprintf(stderr, "%s: no vm.luf_park_pages, nr_luf_deferred or LufParked\n", prog);
 		return 2;
@@ -290,7 +276,7 @@ static int pageout(void)
 	atomic_store(&stop, 1);
 	pthread_join(st, NULL);
 	pthread_join(rt, NULL);
-	deferred = vmstat_long("nr_luf_deferred") - before;
+	deferred = vmstat_sum("nr_luf_deferred") - before;
 	max_kb = atomic_load(&parked_max);
 	after_kb = meminfo_kb("LufParked");
 	printf("pageout_mib=%ld\npark_pages=%ld\ndeferred=%ld\nparked_max_kb=%ld\n"
