@@ -33,13 +33,23 @@
  * nothing (its CPU raises no done counter); one MADV_PAGEOUT of the whole
  * mapping follows while a thread samples LufParked: the park must stay
  * within vm.luf_park_pages all along, and luf must have deferred more than
- * that many flushes (else the bound was never tested). MADV_PAGEOUT's own
- * flush of the accessed bits it cleared settles the mm once per 2 MiB
- * chunk, so one call parks at most a chunk's 512 folios at a time: --park N
+ * that many flushes (else the bound was never tested). MADV_PAGEOUT calls
+ * flush_tlb_batched_pending() for each page table it walks, which settles
+ * the mm, so one call parks at most a chunk's 512 folios at a time: --park N
  * sets vm.luf_park_pages to N first (N below 512 puts the bound to work).
  *
+ * With --oom MIB, no block: an allocation that needs parked memory must get
+ * it, not the OOM killer. The --pageout reader faults MIB of the device and
+ * spins; vm.luf_park_pages is raised above MIB and the accessed bits are
+ * cleared (clear_refs), so that reclaim takes the mapping's folios first
+ * and luf parks them all. A child (this program with --hog KB, spawned
+ * without copying the address space: a fork would flush the reader's
+ * CPU) then writes MemFree plus half the mapping of anonymous memory:
+ * there is no swap, so its own reclaim parks the folios it needs, and only
+ * a drain of the park before the OOM killer gives them to it.
+ *
  * Usage: offline [--dev /dev/vda] [--limit SECONDS] [--pages N] [--idle]
- *                [--pageout MIB [--park N]]
+ *                [--pageout MIB [--park N]] [--oom MIB] [--hog KB]
  * Prints: block, ballast_kb, parked_kb (/proc/meminfo LufParked after the
  * MADV_PAGEOUT; -1 without the line), offline_rc (0 or an errno), offline_s;
  * with --idle, parked_kb and idle_parked_kb (a second later); with --pageout,
@@ -47,22 +57,28 @@
  * parked_max_kb (the largest sample), parked_kb (after) and samples. Exit: 0
  * offlined within the limit (--idle: something was parked and nothing is a
  * second later; --pageout: parked_max_kb within the bound and deferred above
- * it), 1 not, 2 set-up failure.
+ * it), 1 not, 2 set-up failure. With --oom: oom_mib, free_kb (before the
+ * child), hog_kb, hog (exitN, or signalN: signal9 is the OOM killer),
+ * parked_max_kb (the largest LufParked sample while the child ran), drains
+ * (nr_luf_drain over it); exit 0 if the child got its memory and a drain
+ * was needed for it (else nothing was tested), 1 if not.
  */
 #include "common.h"
 
 #include <dirent.h>
 #include <pthread.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdatomic.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 
 #define MAP_BYTES (2UL << 20)
 
 static const char *dev = "/dev/vda";
 static long limit_s = 10, npages = 256;
 static int idle;
-static long pageout_mib, park = -1;
+static long pageout_mib, park = -1, oom_mib, hog_kb;
 static atomic_int phase; /* 0 wait, 1 fault and read, 2 stop touching pages */
 static atomic_ulong reads;
 static const volatile unsigned char *map;
@@ -295,6 +311,119 @@ static int pageout(void)
 	return 0;
 }
 
+/* Write @s to the proc or sysfs file @path; dies on failure. */
+static void put_path(const char *path, const char *s)
+{
+	int f = open(path, O_WRONLY);
+
+	if (f < 0 || put_fd(f, s))
+		die(path);
+	close(f);
+}
+
+/* --hog KB: KB of anonymous memory, every page written. */
+static int hog(void)
+{
+	size_t bytes = (size_t)hog_kb << 10, i;
+	unsigned char *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+				-1, 0);
+
+	if (p == MAP_FAILED)
+		die("hog: mmap");
+	for (i = 0; i < bytes; i += PAGE_SIZE)
+		p[i] = 1;
+	return 0;
+}
+
+/*
+ * --oom MIB: MIB of page cache mapped, its translations held by the reader,
+ * then an allocation that needs half of it.
+ */
+static int oom(void)
+{
+	extern char **environ;
+	size_t bytes = (size_t)oom_mib << 20;
+	long free_kb, need_kb, max_kb, drains;
+	char num[32], *args[] = { "offline", "--hog", num, NULL };
+	pthread_t rt, st;
+	pid_t pid;
+	int fd, status, err;
+
+	if (nr_cpus() < 3) {
+		fprintf(stderr, "%s: --oom needs 3 CPUs\n", prog);
+		return 2;
+	}
+	if (pin_to_cpu(0))
+		die("pin");
+	fd = open(dev, O_RDONLY);
+	if (fd < 0)
+		die(dev);
+	if (fd_size(fd) < bytes) {
+		fprintf(stderr, "%s: %s is smaller than --oom %ld MiB\n", prog, dev, oom_mib);
+		return 2;
+	}
+	map = mmap(NULL, bytes, PROT_READ, MAP_SHARED, fd, 0);
+	if (map == MAP_FAILED)
+		die("mmap");
+	npages = (long)(bytes / PAGE_SIZE) - 1;
+	if (pthread_create(&rt, NULL, sweeper_main, NULL))
+		die("sweeper");
+	while (!atomic_load(&swept))
+		usleep(10000);
+	if (resident_pages(bytes) < bytes / PAGE_SIZE / 10 * 9) {
+		fprintf(stderr, "%s: the mapping is not resident: give the guest more memory\n",
+			prog);
+		return 2;
+	}
+	drains = vmstat_sum("nr_luf_drain");
+	if (meminfo_kb("LufParked") < 0 || drains < 0) {
+		fprintf(stderr, "%s: no LufParked or nr_luf_drain (not a luf kernel)\n", prog);
+		return 2;
+	}
+	/* Room for all of it in the park; unreferenced, so that reclaim takes it. */
+	snprintf(num, sizeof(num), "%zu", 2 * bytes / PAGE_SIZE);
+	put_path("/proc/sys/vm/luf_park_pages", num);
+	put_path("/proc/self/clear_refs", "1");
+	if (pthread_create(&st, NULL, sampler_main, NULL))
+		die("sampler");
+	while (!atomic_load(&samples))
+		sched_yield();
+	free_kb = meminfo_kb("MemFree");
+	need_kb = free_kb + (long)(bytes >> 11);
+	snprintf(num, sizeof(num), "%ld", need_kb);
+	/* posix_spawn() shares the address space until the exec (no fork, no flush). */
+	err = posix_spawn(&pid, "/proc/self/exe", NULL, NULL, args, environ);
+	if (err) {
+		errno = err;
+		die("posix_spawn");
+	}
+	if (waitpid(pid, &status, 0) != pid)
+		die("waitpid");
+	atomic_store(&stop, 1);
+	pthread_join(st, NULL);
+	pthread_join(rt, NULL);
+	max_kb = atomic_load(&parked_max);
+	drains = vmstat_sum("nr_luf_drain") - drains;
+	printf("oom_mib=%ld\nfree_kb=%ld\nhog_kb=%ld\nhog=%s%d\nparked_max_kb=%ld\n"
+	       "drains=%ld\n",
+	       oom_mib, free_kb, need_kb, WIFEXITED(status) ? "exit" : "signal",
+	       WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status), max_kb, drains);
+	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+		fprintf(stderr, "%s: %ld kB of anonymous memory with %ld kB free and up to %ld kB "
+				"parked: the allocation failed (%s %d)\n",
+			prog, need_kb, free_kb, max_kb, WIFEXITED(status) ? "exit" : "signal",
+			WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+		return 1;
+	}
+	if (!drains || !max_kb) {
+		fprintf(stderr, "%s: %ld kB parked at most, %ld drains: the allocation never "
+				"needed the park, nothing tested\n",
+			prog, max_kb, drains);
+		return 1;
+	}
+	return 0;
+}
+
 static void on_alarm(int sig)
 {
 	(void)sig;
@@ -304,7 +433,7 @@ int main(int argc, char **argv)
 {
 	static const char usage[] =
 		"usage: offline [--dev DEV] [--limit SECONDS] [--pages N] [--idle]\n"
-		"               [--pageout MIB [--park N]]\n";
+		"               [--pageout MIB [--park N]] [--oom MIB] [--hog KB]\n";
 	struct sigaction sa = { .sa_handler = on_alarm };
 	char state[128], buf[PAGE_SIZE];
 	long block, ballast_kb, parked;
@@ -330,11 +459,19 @@ int main(int argc, char **argv)
 			pageout_mib = opt_long(v, "--pageout", 1);
 		else if ((v = opt_value(argc, argv, &i, "--park")))
 			park = opt_long(v, "--park", 0);
+		else if ((v = opt_value(argc, argv, &i, "--oom")))
+			oom_mib = opt_long(v, "--oom", 1);
+		else if ((v = opt_value(argc, argv, &i, "--hog")))
+			hog_kb = opt_long(v, "--hog", 1);
 		else {
 			fprintf(stderr, "%s: unknown argument '%s'\n%s", prog, argv[i], usage);
 			return 2;
 		}
 	}
+	if (hog_kb)
+		return hog();
+	if (oom_mib)
+		return oom();
 	if (pageout_mib)
 		return pageout();
 	if (npages > (long)(MAP_BYTES / PAGE_SIZE) - 1 || nr_cpus() < 2) {
