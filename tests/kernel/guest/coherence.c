@@ -19,7 +19,8 @@
  *   4. a writer makes version v + 1 (--writers: pwrite() of --span pages whose
  *      first is P; a second process's writable MAP_SHARED mapping, written by
  *      two threads (see child_main()); an O_DIRECT pwrite() of P; a file
- *      system mounted on a second disk, see below), while a witness thread
+ *      system mounted on a second disk, see below; a pwrite() of P through a
+ *      partition, see below), while a witness thread
  *      reads P with pread() and publishes the newest version it has *seen*
  *      (not the version a writer has finished);
  *   5. the reader loads the published version, then reads P: an older version
@@ -34,12 +35,21 @@
  * holds it open: later mounts then do not truncate its page cache, which
  * would settle on its own.
  *
+ * The part writer writes P through partition 1 of the disk (/dev/vda1, made
+ * at start-up: one MBR entry from 1 MiB to the end), whose page cache is not
+ * the whole disk's: the reader maps P through the whole disk. The write is
+ * pushed to the disk (fsync()) before the witness starts, and the witness
+ * reads P through the whole disk, where P is not resident (reclaimed): it
+ * reads the new version from the disk. A kernel that keeps the settles of
+ * a disk's partitions apart from the whole disk's leaves the reader's
+ * translation stale.
+ *
  * The second process is forked before any window opens: a fork() in the
  * process that holds the stale translation flushes its mm (dup_mmap()) and
  * would close the window. Keep other tasks off the reader's CPU
  * (isolcpus=N): a kernel thread there ends the window too.
  *
- * Usage: coherence [--dev /dev/vda] [--rounds N] [--writers pwrite,map,dio,mount]
+ * Usage: coherence [--dev /dev/vda] [--rounds N] [--writers pwrite,map,dio,mount,part]
  *                  [--span PAGES] [--fs-dev /dev/vdb]
  * Prints key=value lines per writer (<writer>_rounds, _windows, _stale_reads,
  * _wrong_reads, _reads, _witness_reads) and totals (rounds, windows,
@@ -52,21 +62,26 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <sys/mman.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
+#include <sys/sysmacros.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
-enum writer { W_PWRITE, W_MAP, W_DIO, W_MOUNT, W_NR };
-static const char *const writer_name[W_NR] = { "pwrite", "map", "dio", "mount" };
+enum writer { W_PWRITE, W_MAP, W_DIO, W_MOUNT, W_PART, W_NR };
+static const char *const writer_name[W_NR] = { "pwrite", "map", "dio", "mount", "part" };
 
 /* The ext2 superblock at byte 1024: its mount count and magic (little-endian). */
 #define SB_MNT_COUNT (1024 + 52)
 #define SB_MAGIC (1024 + 56)
 #define EXT2_MAGIC 0xEF53
 #define FS_DIR "/mnt"
+/* Partition 1 (the part writer): from 1 MiB (sector 2048) to the end. */
+#define PART_START (1UL << 20)
 
 static const char *dev = "/dev/vda", *fs_dev = "/dev/vdb";
-static int fd, dio_fd, fs_fd = -1;
+static int fd, dio_fd, fs_fd = -1, part_fd = -1;
 static long rounds = 3, span = 4096;
 static int reader_cpu, witness_cpu;
 
@@ -304,6 +319,12 @@ static void do_write(enum writer k, uint64_t pgidx, unsigned int v, uint64_t *bu
 		if (mount(fs_dev, FS_DIR, "ext2", 0, NULL))
 			die("mount");
 		break;
+	case W_PART:
+		sig_fill(buf, pgidx, v);
+		pwrite_all(part_fd, buf, PAGE_SIZE, (off_t)(pgidx * PAGE_SIZE - PART_START));
+		if (fsync(part_fd))
+			die("fsync partition");
+		break;
 	default:
 		sig_fill(buf, pgidx, v);
 		pwrite_all(dio_fd, buf, PAGE_SIZE, (off_t)(pgidx * PAGE_SIZE));
@@ -376,9 +397,16 @@ static void one_round(enum writer k, uint64_t pgidx, uint64_t *buf, struct tally
 	if (!(vec & 1) && thread_minflt(r.tid) == flt0 && atomic_load(&r.last) == v0)
 		t->windows++;
 
-	/* 4. The new version, watched by the witness. */
-	atomic_store(&witness_go, 1);
+	/*
+	 * 4. The new version, watched by the witness (the part writer's once it
+	 * is on the disk: read before, P would be cached with the old version
+	 * in the whole disk's page cache, which the partition's write does not
+	 * update).
+	 */
+	if (k != W_PART)
+		atomic_store(&witness_go, 1);
 	do_write(k, pgidx, 2, buf);
+	atomic_store(&witness_go, 1);
 	usleep(50000);
 	atomic_store(&stop_witness, 1);
 	pthread_join(wtt, NULL);
@@ -393,12 +421,52 @@ static void one_round(enum writer k, uint64_t pgidx, uint64_t *buf, struct tally
 	t->witness_reads += wt.reads;
 }
 
+/* Partition 1 of the disk, from PART_START to the end (an MBR); its fd. */
+static int make_partition(unsigned long npages)
+{
+	unsigned char mbr[512] = { 0 }, *e = mbr + 446;
+	uint32_t start = PART_START / 512, count = (uint32_t)(npages * (PAGE_SIZE / 512)) - start;
+	char path[64], num[32] = "";
+	unsigned int maj, min;
+	int i, f;
+
+	e[4] = 0x83; /* Linux */
+	for (i = 0; i < 4; i++) {
+		e[8 + i] = (unsigned char)(start >> (8 * i));
+		e[12 + i] = (unsigned char)(count >> (8 * i));
+	}
+	mbr[510] = 0x55;
+	mbr[511] = 0xaa;
+	pwrite_all(fd, mbr, sizeof(mbr), 0);
+	if (fsync(fd) || ioctl(fd, BLKRRPART))
+		die("partition table (BLKRRPART)");
+	/* devtmpfs makes the node; if not, make it from sysfs. */
+	snprintf(path, sizeof(path), "%s1", dev);
+	for (i = 0; i < 100 && access(path, F_OK); i++)
+		usleep(10000);
+	if (access(path, F_OK)) {
+		char sys[96];
+
+		snprintf(sys, sizeof(sys), "/sys/class/block/%s1/dev", strrchr(dev, '/') + 1);
+		f = open(sys, O_RDONLY);
+		if (f < 0 || read(f, num, sizeof(num) - 1) <= 0 ||
+		    sscanf(num, "%u:%u", &maj, &min) != 2 ||
+		    mknod(path, S_IFBLK | 0600, makedev(maj, min)))
+			die("partition 1 (no node)");
+		close(f);
+	}
+	f = open(path, O_RDWR);
+	if (f < 0)
+		die(path);
+	return f;
+}
+
 int main(int argc, char **argv)
 {
 	static const char usage[] = "usage: coherence [--dev DEV] [--rounds N] "
-				    "[--writers pwrite,map,dio,mount] [--span PAGES] "
+				    "[--writers pwrite,map,dio,mount,part] [--span PAGES] "
 				    "[--fs-dev DEV]\n";
-	int want[W_NR] = { 1, 1, 1, 1 };
+	int want[W_NR] = { 1, 1, 1, 1, 1 };
 	struct tally all = { 0 };
 	unsigned long npages;
 	uint64_t *buf;
@@ -473,6 +541,8 @@ int main(int argc, char **argv)
 		if (mount(fs_dev, FS_DIR, "ext2", 0, NULL) || umount(FS_DIR))
 			die("first mount");
 	}
+	if (want[W_PART])
+		part_fd = make_partition(npages);
 	if (pipe(to_child) || pipe(from_child))
 		die("pipe");
 	child = fork();
