@@ -19,8 +19,7 @@
  *   4. a writer makes version v + 1 (--writers: pwrite() of --span pages whose
  *      first is P; a second process's writable MAP_SHARED mapping, written by
  *      two threads (see child_main()); an O_DIRECT pwrite() of P; a file
- *      system mounted on a second disk, see below; a pwrite() of P through a
- *      partition, see below), while a witness thread
+ *      system mounted on a second disk, see below), while a witness thread
  *      reads P with pread() and publishes the newest version it has *seen*
  *      (not the version a writer has finished);
  *   5. the reader loads the published version, then reads P: an older version
@@ -35,14 +34,14 @@
  * holds it open: later mounts then do not truncate its page cache, which
  * would settle on its own.
  *
- * The part writer writes P through partition 1 of the disk (/dev/vda1, made
- * at start-up: one MBR entry from 1 MiB to the end), whose page cache is not
- * the whole disk's: the reader maps P through the whole disk. The write is
- * pushed to the disk (fsync()) before the witness starts, and the witness
- * reads P through the whole disk, where P is not resident (reclaimed): it
- * reads the new version from the disk. A kernel that keeps the settles of
- * a disk's partitions apart from the whole disk's leaves the reader's
- * translation stale.
+ * The part writer comes last: partition 1 of the disk (/dev/vda1, from
+ * 1 MiB to the end, added with BLKPG) has a page cache of its own. Each
+ * round writes version 2 through it *before* step 3 (pwrite(), fsync()),
+ * leaving the whole disk's cached copy of P at version 1, clean; step 3
+ * then reclaims that copy, and the witness reads P through the whole disk
+ * from the disk: version 2. A kernel that deferred that flush leaves the
+ * reader on the old frame. (With luf, a disk that has partitions defers
+ * nothing: the part writer opens no window.)
  *
  * The second process is forked before any window opens: a fork() in the
  * process that holds the stale translation flushes its mm (dup_mmap()) and
@@ -62,6 +61,7 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <sys/mman.h>
+#include <linux/blkpg.h>
 #include <linux/fs.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
@@ -319,7 +319,7 @@ static void do_write(enum writer k, uint64_t pgidx, unsigned int v, uint64_t *bu
 		if (mount(fs_dev, FS_DIR, "ext2", 0, NULL))
 			die("mount");
 		break;
-	case W_PART:
+	case W_PART: /* before step 3 */
 		sig_fill(buf, pgidx, v);
 		pwrite_all(part_fd, buf, PAGE_SIZE, (off_t)(pgidx * PAGE_SIZE - PART_START));
 		if (fsync(part_fd))
@@ -383,6 +383,9 @@ static void one_round(enum writer k, uint64_t pgidx, uint64_t *buf, struct tally
 	while (!atomic_load(&reader_ready))
 		sched_yield();
 
+	if (k == W_PART)
+		do_write(k, pgidx, 2, buf);
+
 	/* 3. A stale translation: accessed bit cleared unflushed, then reclaim. */
 	flt0 = thread_minflt(r.tid);
 	write_file("/proc/self/clear_refs", "1");
@@ -397,16 +400,10 @@ static void one_round(enum writer k, uint64_t pgidx, uint64_t *buf, struct tally
 	if (!(vec & 1) && thread_minflt(r.tid) == flt0 && atomic_load(&r.last) == v0)
 		t->windows++;
 
-	/*
-	 * 4. The new version, watched by the witness (the part writer's once it
-	 * is on the disk: read before, P would be cached with the old version
-	 * in the whole disk's page cache, which the partition's write does not
-	 * update).
-	 */
-	if (k != W_PART)
-		atomic_store(&witness_go, 1);
-	do_write(k, pgidx, 2, buf);
+	/* 4. The new version (the part writer's is on the disk), watched by the witness. */
 	atomic_store(&witness_go, 1);
+	if (k != W_PART)
+		do_write(k, pgidx, 2, buf);
 	usleep(50000);
 	atomic_store(&stop_witness, 1);
 	pthread_join(wtt, NULL);
@@ -421,25 +418,25 @@ static void one_round(enum writer k, uint64_t pgidx, uint64_t *buf, struct tally
 	t->witness_reads += wt.reads;
 }
 
-/* Partition 1 of the disk, from PART_START to the end (an MBR); its fd. */
+/* Partition 1 of the disk, from PART_START to the end (BLKPG); its fd. */
 static int make_partition(unsigned long npages)
 {
-	unsigned char mbr[512] = { 0 }, *e = mbr + 446;
-	uint32_t start = PART_START / 512, count = (uint32_t)(npages * (PAGE_SIZE / 512)) - start;
+	struct blkpg_partition part = {
+		.start = PART_START,
+		.length = (long long)(npages * PAGE_SIZE - PART_START),
+		.pno = 1,
+	};
+	struct blkpg_ioctl_arg arg = {
+		.op = BLKPG_ADD_PARTITION,
+		.datalen = sizeof(part),
+		.data = &part,
+	};
 	char path[64], num[32] = "";
 	unsigned int maj, min;
 	int i, f;
 
-	e[4] = 0x83; /* Linux */
-	for (i = 0; i < 4; i++) {
-		e[8 + i] = (unsigned char)(start >> (8 * i));
-		e[12 + i] = (unsigned char)(count >> (8 * i));
-	}
-	mbr[510] = 0x55;
-	mbr[511] = 0xaa;
-	pwrite_all(fd, mbr, sizeof(mbr), 0);
-	if (fsync(fd) || ioctl(fd, BLKRRPART))
-		die("partition table (BLKRRPART)");
+	if (ioctl(fd, BLKPG, &arg))
+		die("partition 1 (BLKPG_ADD_PARTITION)");
 	/* devtmpfs makes the node; if not, make it from sysfs. */
 	snprintf(path, sizeof(path), "%s1", dev);
 	for (i = 0; i < 100 && access(path, F_OK); i++)
@@ -541,8 +538,6 @@ int main(int argc, char **argv)
 		if (mount(fs_dev, FS_DIR, "ext2", 0, NULL) || umount(FS_DIR))
 			die("first mount");
 	}
-	if (want[W_PART])
-		part_fd = make_partition(npages);
 	if (pipe(to_child) || pipe(from_child))
 		die("pipe");
 	child = fork();
@@ -559,6 +554,8 @@ int main(int argc, char **argv)
 
 		if (!want[k])
 			continue;
+		if (k == W_PART) /* the disk has a partition from here on */
+			part_fd = make_partition(npages);
 		for (n = 0; n < rounds; n++)
 			one_round((enum writer)k,
 				  k == W_MOUNT ? 0 : (uint64_t)(k * rounds + n) * (span + 1), buf,
