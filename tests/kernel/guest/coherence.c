@@ -57,6 +57,7 @@
  */
 #include "common.h"
 
+#include <ctype.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -431,6 +432,9 @@ static int make_partition(unsigned long npages)
 		.datalen = sizeof(part),
 		.data = &part,
 	};
+	const char *name = strrchr(dev, '/') ? strrchr(dev, '/') + 1 : dev;
+	/* vda1, but nvme0n1p1 and loop0p1: a name ending in a digit gets a 'p'. */
+	const char *sep = *name && isdigit((unsigned char)name[strlen(name) - 1]) ? "p" : "";
 	char path[64], num[32] = "";
 	unsigned int maj, min;
 	int i, f;
@@ -438,13 +442,13 @@ static int make_partition(unsigned long npages)
 	if (ioctl(fd, BLKPG, &arg))
 		die("partition 1 (BLKPG_ADD_PARTITION)");
 	/* devtmpfs makes the node; if not, make it from sysfs. */
-	snprintf(path, sizeof(path), "%s1", dev);
+	snprintf(path, sizeof(path), "/dev/%s%s1", name, sep);
 	for (i = 0; i < 100 && access(path, F_OK); i++)
 		usleep(10000);
 	if (access(path, F_OK)) {
 		char sys[96];
 
-		snprintf(sys, sizeof(sys), "/sys/class/block/%s1/dev", strrchr(dev, '/') + 1);
+		snprintf(sys, sizeof(sys), "/sys/class/block/%s%s1/dev", name, sep);
 		f = open(sys, O_RDONLY);
 		if (f < 0 || read(f, num, sizeof(num) - 1) <= 0 ||
 		    sscanf(num, "%u:%u", &maj, &min) != 2 ||
@@ -516,6 +520,12 @@ int main(int argc, char **argv)
 	if ((unsigned long)(span + 1) * W_NR * rounds > npages) {
 		fprintf(stderr, "%s: %s too small for %ld rounds of %ld pages\n", prog, dev,
 			rounds, span);
+		return 2;
+	}
+	/* The part writer's first page lies past the partition's start. */
+	if (want[W_PART] && (unsigned long)W_PART * rounds * (span + 1) * PAGE_SIZE < PART_START) {
+		fprintf(stderr, "%s: the part writer's pages start before the partition: "
+				"more --rounds or --span\n", prog);
 		return 2;
 	}
 	if (posix_memalign((void **)&buf, PAGE_SIZE, span * PAGE_SIZE))

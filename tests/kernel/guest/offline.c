@@ -44,9 +44,11 @@
  * cleared (clear_refs), so that reclaim takes the mapping's folios first
  * and luf parks them all. A child (this program with --hog KB, spawned
  * without copying the address space: a fork would flush the reader's
- * CPU) then writes MemFree plus half the mapping of anonymous memory:
- * there is no swap, so its own reclaim parks the folios it needs, and only
- * a drain of the park before the OOM killer gives them to it.
+ * CPU; it raises its own oom_score_adj, so that an OOM kill ends it, not
+ * this process) then writes MemFree plus half the mapping of anonymous
+ * memory: there is no swap, so reclaim parks the folios it needs, and
+ * only a drain of the park (direct reclaim's, or the allocator's before
+ * the OOM killer) gives them to it.
  *
  * Usage: offline [--dev /dev/vda] [--limit SECONDS] [--pages N] [--idle]
  *                [--pageout MIB [--park N]] [--oom MIB] [--hog KB]
@@ -59,7 +61,8 @@
  * second later; --pageout: parked_max_kb within the bound and deferred above
  * it), 1 not, 2 set-up failure. With --oom: oom_mib, free_kb (before the
  * child), hog_kb, hog (exitN, or signalN: signal9 is the OOM killer),
- * parked_max_kb (the largest LufParked sample while the child ran), drains
+ * parked_max_kb (the largest LufParked sample from just before the child
+ * started until it ended), drains
  * (nr_luf_drain over it); exit 0 if the child got its memory and a drain
  * was needed for it (else nothing was tested), 1 if not.
  */
@@ -321,13 +324,14 @@ static void put_path(const char *path, const char *s)
 	close(f);
 }
 
-/* --hog KB: KB of anonymous memory, every page written. */
+/* --hog KB: KB of anonymous memory, every page written; the OOM killer's first choice. */
 static int hog(void)
 {
 	size_t bytes = (size_t)hog_kb << 10, i;
-	unsigned char *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-				-1, 0);
+	unsigned char *p;
 
+	put_path("/proc/self/oom_score_adj", "1000");
+	p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED)
 		die("hog: mmap");
 	for (i = 0; i < bytes; i += PAGE_SIZE)
