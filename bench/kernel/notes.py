@@ -28,6 +28,11 @@ def n(x):
     return f"{int(round(x)):,}"
 
 
+def sec(v):
+    """Seconds, one decimal."""
+    return f"{v:.1f}"
+
+
 class Cmp:
     def __init__(self, path):
         with open(path, encoding="utf-8") as f:
@@ -62,7 +67,6 @@ class Cmp:
 
 def render(short, full):
     s, f = short, full
-    sec = lambda v: f"{v:.1f}"
     rs = s.median_run("reclaim", "luf")
     rf = f.median_run("reclaim", "luf")
     flushes, drains = rs["nr_luf_remote_flush"], rs["nr_luf_drain"]
@@ -138,7 +142,6 @@ END = "<!-- kernel-numbers:end -->"
 
 def readme_block(short, full):
     s, f = short, full
-    sec = lambda v: f"{v:.1f}"
     return f"""{BEGIN}
 Measured there (QEMU TCG, `-smp 4 -m 256M`, medians of 3 runs of the short
 workloads): {s.cut("reclaim"):.1f}% fewer "TLB shootdowns" than the pristine kernel on the

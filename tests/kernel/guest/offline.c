@@ -187,6 +187,7 @@ static long read_long(const char *path)
 }
 
 static atomic_int swept, stop;
+static pthread_t sweeper;
 static atomic_long parked_max, samples;
 
 /* --pageout's reader: one sweep that faults every page, then a spin. */
@@ -234,17 +235,18 @@ static size_t resident_pages(size_t bytes)
 	return n;
 }
 
-/* --pageout MIB: one MADV_PAGEOUT of MIB of page cache against the park's bound. */
-static int pageout(void)
+/*
+ * --pageout and --oom: pinned to CPU 0, @mib MiB of the device mapped and
+ * faulted by the sweeper on the last CPU, which then spins; 0, or 2 (said
+ * why) if the device is too small or the mapping not resident.
+ */
+static int map_swept(long mib, const char *opt)
 {
-	size_t bytes = (size_t)pageout_mib << 20;
-	long bound, before, deferred, max_kb, after_kb;
-	size_t resident;
-	pthread_t rt, st;
+	size_t bytes = (size_t)mib << 20, resident;
 	int fd;
 
 	if (nr_cpus() < 3) {
-		fprintf(stderr, "%s: --pageout needs 3 CPUs\n", prog);
+		fprintf(stderr, "%s: %s needs 3 CPUs\n", prog, opt);
 		return 2;
 	}
 	if (pin_to_cpu(0))
@@ -253,24 +255,37 @@ static int pageout(void)
 	if (fd < 0)
 		die(dev);
 	if (fd_size(fd) < bytes) {
-		fprintf(stderr, "%s: %s is smaller than --pageout %ld MiB\n", prog, dev, pageout_mib);
+		fprintf(stderr, "%s: %s is smaller than %s %ld MiB\n", prog, dev, opt, mib);
 		return 2;
 	}
 	map = mmap(NULL, bytes, PROT_READ, MAP_SHARED, fd, 0);
 	if (map == MAP_FAILED)
 		die("mmap");
 	npages = (long)(bytes / PAGE_SIZE) - 1;
-	if (pthread_create(&rt, NULL, sweeper_main, NULL))
+	if (pthread_create(&sweeper, NULL, sweeper_main, NULL))
 		die("sweeper");
 	while (!atomic_load(&swept))
 		usleep(10000);
-	/* All of it resident, or the call does not page out what it claims to. */
+	/* All of it resident, or reclaim does not take what the caller claims. */
 	resident = resident_pages(bytes);
 	if (resident < bytes / PAGE_SIZE / 10 * 9) {
 		fprintf(stderr, "%s: only %zu of %zu pages resident: give the guest more memory\n",
 			prog, resident, bytes / PAGE_SIZE);
 		return 2;
 	}
+	return 0;
+}
+
+/* --pageout MIB: one MADV_PAGEOUT of MIB of page cache against the park's bound. */
+static int pageout(void)
+{
+	size_t bytes = (size_t)pageout_mib << 20;
+	long bound, before, deferred, max_kb, after_kb;
+	pthread_t st;
+	int ret = map_swept(pageout_mib, "--pageout");
+
+	if (ret)
+		return ret;
 	if (park >= 0) {
 		char num[32];
 		int f = open("/proc/sys/vm/luf_park_pages", O_WRONLY);
@@ -294,7 +309,7 @@ static int pageout(void)
 		die("madvise(MADV_PAGEOUT)");
 	atomic_store(&stop, 1);
 	pthread_join(st, NULL);
-	pthread_join(rt, NULL);
+	pthread_join(sweeper, NULL);
 	deferred = vmstat_sum("nr_luf_deferred") - before;
 	max_kb = atomic_load(&parked_max);
 	after_kb = meminfo_kb("LufParked");
@@ -349,36 +364,12 @@ static int oom(void)
 	size_t bytes = (size_t)oom_mib << 20;
 	long free_kb, need_kb, max_kb, drains;
 	char num[32], *args[] = { "offline", "--hog", num, NULL };
-	pthread_t rt, st;
+	pthread_t st;
 	pid_t pid;
-	int fd, status, err;
+	int status, err, ret = map_swept(oom_mib, "--oom");
 
-	if (nr_cpus() < 3) {
-		fprintf(stderr, "%s: --oom needs 3 CPUs\n", prog);
-		return 2;
-	}
-	if (pin_to_cpu(0))
-		die("pin");
-	fd = open(dev, O_RDONLY);
-	if (fd < 0)
-		die(dev);
-	if (fd_size(fd) < bytes) {
-		fprintf(stderr, "%s: %s is smaller than --oom %ld MiB\n", prog, dev, oom_mib);
-		return 2;
-	}
-	map = mmap(NULL, bytes, PROT_READ, MAP_SHARED, fd, 0);
-	if (map == MAP_FAILED)
-		die("mmap");
-	npages = (long)(bytes / PAGE_SIZE) - 1;
-	if (pthread_create(&rt, NULL, sweeper_main, NULL))
-		die("sweeper");
-	while (!atomic_load(&swept))
-		usleep(10000);
-	if (resident_pages(bytes) < bytes / PAGE_SIZE / 10 * 9) {
-		fprintf(stderr, "%s: the mapping is not resident: give the guest more memory\n",
-			prog);
-		return 2;
-	}
+	if (ret)
+		return ret;
 	drains = vmstat_sum("nr_luf_drain");
 	if (meminfo_kb("LufParked") < 0 || drains < 0) {
 		fprintf(stderr, "%s: no LufParked or nr_luf_drain (not a luf kernel)\n", prog);
@@ -405,7 +396,7 @@ static int oom(void)
 		die("waitpid");
 	atomic_store(&stop, 1);
 	pthread_join(st, NULL);
-	pthread_join(rt, NULL);
+	pthread_join(sweeper, NULL);
 	max_kb = atomic_load(&parked_max);
 	drains = vmstat_sum("nr_luf_drain") - drains;
 	printf("oom_mib=%ld\nfree_kb=%ld\nhog_kb=%ld\nhog=%s%d\nparked_max_kb=%ld\n"
