@@ -13,8 +13,7 @@
  *   3. "1" > /proc/self/clear_refs clears the PTE's accessed bit without a TLB
  *      flush, and madvise(MADV_PAGEOUT) reclaims P. A kernel that defers the
  *      flush (luf) leaves the reader's translation to the old frame in place:
- *      mincore() says "not resident" while the reader's minor-fault count stays
- *      put. Such a round is a *window*; a pristine kernel flushes and the
+ *      mincore() says "not resident" while the reader's fault count stays put. Such a round is a *window*; a pristine kernel flushes and the
  *      reader refaults (no window);
  *   4. a writer makes version v + 1 (--writers: pwrite() of --span pages whose
  *      first is P; a second process's writable MAP_SHARED mapping, written by
@@ -34,6 +33,19 @@
  * holds it open: later mounts then do not truncate its page cache, which
  * would settle on its own.
  *
+ * The flight writer's page is on a third disk (--flight-dev, /dev/vdc), whose
+ * writes QEMU throttles to 1 MiB/s, allowing bursts of 0.1 s: an O_DIRECT
+ * pwrite() of the 1 MiB before P goes through at once and fills the bucket, so
+ * that the next, of P alone, is in flight for about a second. Step 2
+ * runs before it (the page cache of the disk otherwise empty, the mapping
+ * MADV_RANDOM: no readahead), steps 3 and 4 while it is in flight: the write
+ * first invalidates P, the reader refaults version 1 from the disk, and
+ * reclaim takes that folio. Once the write returns the witness reads P from
+ * the disk: version 2. The kernel invalidates the range again after the write
+ * only if the page cache is not empty, so a flush deferred meanwhile leaves
+ * the reader on the old frame. (With luf, nothing of a disk is deferred while
+ * a direct write to it is in flight: the flight writer opens no window.)
+ *
  * The part writer comes last: partition 1 of the disk (/dev/vda1, from
  * 1 MiB to the end, added with BLKPG) has a page cache of its own. Each
  * round writes version 2 through it *before* step 3 (pwrite(), fsync()),
@@ -48,8 +60,9 @@
  * would close the window. Keep other tasks off the reader's CPU
  * (isolcpus=N): a kernel thread there ends the window too.
  *
- * Usage: coherence [--dev /dev/vda] [--rounds N] [--writers pwrite,map,dio,mount,part]
- *                  [--span PAGES] [--fs-dev /dev/vdb]
+ * Usage: coherence [--dev /dev/vda] [--rounds N]
+ *                  [--writers pwrite,map,dio,mount,flight,part] [--span PAGES]
+ *                  [--fs-dev /dev/vdb] [--flight-dev /dev/vdc]
  * Prints key=value lines per writer (<writer>_rounds, _windows, _stale_reads,
  * _wrong_reads, _reads, _witness_reads) and totals (rounds, windows,
  * stale_reads, wrong_reads). Exit: 0 no
@@ -70,8 +83,8 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
-enum writer { W_PWRITE, W_MAP, W_DIO, W_MOUNT, W_PART, W_NR };
-static const char *const writer_name[W_NR] = { "pwrite", "map", "dio", "mount", "part" };
+enum writer { W_PWRITE, W_MAP, W_DIO, W_MOUNT, W_FLIGHT, W_PART, W_NR };
+static const char *const writer_name[W_NR] = {"pwrite", "map", "dio", "mount", "flight", "part"};
 
 /* The ext2 superblock at byte 1024: its mount count and magic (little-endian). */
 #define SB_MNT_COUNT (1024 + 52)
@@ -80,14 +93,16 @@ static const char *const writer_name[W_NR] = { "pwrite", "map", "dio", "mount", 
 #define FS_DIR "/mnt"
 /* Partition 1 (the part writer): from 1 MiB (sector 2048) to the end. */
 #define PART_START (1UL << 20)
+/* The flight writer's O_DIRECT writes: the 1 MiB before P, then P. */
+#define FLIGHT_FILL 96UL
 
-static const char *dev = "/dev/vda", *fs_dev = "/dev/vdb";
-static int fd, dio_fd, fs_fd = -1, part_fd = -1;
+static const char *dev = "/dev/vda", *fs_dev = "/dev/vdb", *flight_dev = "/dev/vdc";
+static int fd, dio_fd, fs_fd = -1, part_fd = -1, flight_fd = -1, flight_dio_fd = -1;
 static long rounds = 3, span = 4096;
 static int reader_cpu, witness_cpu;
 
 static _Atomic unsigned int seen; /* newest version the witness has read */
-static atomic_int stop_reader, stop_witness, reader_ready, witness_go;
+static atomic_int stop_reader, stop_witness, reader_ready, witness_go, reader_paused;
 
 struct reader {
 	const volatile uint64_t *page;
@@ -112,6 +127,8 @@ static void *reader_main(void *arg)
 		unsigned int v;
 		int ok;
 
+		if (atomic_load_explicit(&reader_paused, memory_order_relaxed))
+			continue;
 		if (r->sb) {
 			const volatile unsigned char *b = (const volatile unsigned char *)r->page;
 
@@ -138,6 +155,7 @@ static void *reader_main(void *arg)
 struct witness {
 	uint64_t pgidx;
 	int sb;
+	int fd; /* the disk's page cache (not the mount writer's) */
 	unsigned long reads;
 };
 
@@ -168,10 +186,12 @@ static void *witness_main(void *arg)
 		if (wt->sb) {
 			v = sb_mnt_count();
 		} else {
-			if (pread(fd, &w, sizeof(w), (off_t)(wt->pgidx * PAGE_SIZE)) != sizeof(w))
+			if (pread(wt->fd, &w, sizeof(w), (off_t)(wt->pgidx * PAGE_SIZE)) !=
+			    sizeof(w))
 				die("witness pread");
-			v = SIG_MAGIC_OF(w) == SIG_MAGIC && SIG_PAGE_OF(w) == wt->pgidx ?
-				    (long)SIG_VERSION_OF(w) : -1;
+			v = SIG_MAGIC_OF(w) == SIG_MAGIC && SIG_PAGE_OF(w) == wt->pgidx
+				? (long)SIG_VERSION_OF(w)
+				: -1;
 		}
 		wt->reads++;
 		if (v > (long)atomic_load(&seen))
@@ -180,11 +200,14 @@ static void *witness_main(void *arg)
 	return NULL;
 }
 
-/* Minor faults of one thread of this process (/proc/self/task/TID/stat, field 10). */
-static unsigned long thread_minflt(pid_t tid)
+/*
+ * Page faults of one thread of this process, minor and major (a refault that
+ * reads the disk): /proc/self/task/TID/stat, fields 10 and 12.
+ */
+static unsigned long thread_faults(pid_t tid)
 {
 	char path[64], buf[1024], *p;
-	unsigned long v = 0;
+	unsigned long v = 0, cmin, maj;
 	ssize_t n;
 	int f, i;
 
@@ -200,9 +223,9 @@ static unsigned long thread_minflt(pid_t tid)
 	p = strrchr(buf, ')');
 	for (i = 0; p && i < 8; i++) /* state is field 3; minflt is field 10 */
 		p = strchr(p + 1, ' ');
-	if (!p || sscanf(p + 1, "%lu", &v) != 1)
+	if (!p || sscanf(p + 1, "%lu %lu %lu", &v, &cmin, &maj) != 3)
 		die("parse task stat");
-	return v;
+	return v + maj;
 }
 
 static void write_file(const char *path, const char *s)
@@ -270,7 +293,7 @@ static void child_main(void)
 		size_t len = PAGE_SIZE;
 		uint64_t *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
 				   (off_t)(req.pgidx * PAGE_SIZE));
-		struct racer b = { .p = p, .pgidx = req.pgidx, .version = req.version };
+		struct racer b = {.p = p, .pgidx = req.pgidx, .version = req.version};
 		pthread_t bt;
 		unsigned int w;
 
@@ -300,7 +323,7 @@ static void pwrite_all(int f, const void *buf, size_t len, off_t off)
 /* Make version @v of page @pgidx with writer @k. */
 static void do_write(enum writer k, uint64_t pgidx, unsigned int v, uint64_t *buf)
 {
-	struct child_req req = { pgidx, v };
+	struct child_req req = {pgidx, v};
 	char ok;
 	long i;
 
@@ -333,6 +356,35 @@ static void do_write(enum writer k, uint64_t pgidx, unsigned int v, uint64_t *bu
 	}
 }
 
+/*
+ * The flight writer's thread, one for the whole run (a thread's exit unmaps
+ * its stack, which flushes this mm's TLB and would close a window): for each
+ * P read from flight_req, the O_DIRECT writes of version 2 of the 1 MiB
+ * before P, then of P; then one byte to flight_done.
+ */
+static int flight_req[2], flight_done[2];
+static uint64_t *flight_buf;
+
+static void *flight_main(void *arg)
+{
+	uint64_t pgidx, i, first;
+	char ok = 1;
+
+	(void)arg;
+	while (read(flight_req[0], &pgidx, sizeof(pgidx)) == sizeof(pgidx)) {
+		first = pgidx - FLIGHT_FILL;
+		for (i = 0; i <= FLIGHT_FILL; i++)
+			sig_fill(flight_buf + i * WORDS_PER_PAGE, first + i, 2);
+		pwrite_all(flight_dio_fd, flight_buf, FLIGHT_FILL * PAGE_SIZE,
+			   (off_t)(first * PAGE_SIZE));
+		pwrite_all(flight_dio_fd, flight_buf + FLIGHT_FILL * WORDS_PER_PAGE, PAGE_SIZE,
+			   (off_t)(pgidx * PAGE_SIZE));
+		if (write(flight_done[1], &ok, 1) != 1)
+			die("flight done");
+	}
+	return NULL;
+}
+
 struct tally {
 	long rounds, windows;
 	unsigned long stale, wrong, reads, witness_reads;
@@ -340,9 +392,9 @@ struct tally {
 
 static void one_round(enum writer k, uint64_t pgidx, uint64_t *buf, struct tally *t)
 {
-	int sb = k == W_MOUNT;
-	struct reader r = { .pgidx = pgidx, .sb = sb };
-	struct witness wt = { .pgidx = pgidx, .sb = sb };
+	int sb = k == W_MOUNT, fl = k == W_FLIGHT, dfd = fl ? flight_fd : fd;
+	struct reader r = {.pgidx = pgidx, .sb = sb};
+	struct witness wt = {.pgidx = pgidx, .sb = sb, .fd = dfd};
 	pthread_t rt, wtt;
 	unsigned char vec = 1;
 	unsigned long flt0;
@@ -358,10 +410,13 @@ static void one_round(enum writer k, uint64_t pgidx, uint64_t *buf, struct tally
 		}
 	} else {
 		sig_fill(buf, pgidx, 1);
-		pwrite_all(fd, buf, PAGE_SIZE, (off_t)(pgidx * PAGE_SIZE));
+		pwrite_all(dfd, buf, PAGE_SIZE, (off_t)(pgidx * PAGE_SIZE));
 	}
-	if (fdatasync(sb ? fs_fd : fd))
+	if (fdatasync(sb ? fs_fd : dfd))
 		die("fdatasync");
+	/* The flight writer's disk: nothing in its page cache but what the reader maps. */
+	if (fl && posix_fadvise(dfd, 0, 0, POSIX_FADV_DONTNEED))
+		die("posix_fadvise");
 	atomic_store(&seen, 0);
 	atomic_store(&stop_reader, 0);
 	atomic_store(&stop_witness, 0);
@@ -372,9 +427,9 @@ static void one_round(enum writer k, uint64_t pgidx, uint64_t *buf, struct tally
 	 * and waits: creating a thread later (its stack's mmap and mprotect)
 	 * could settle this mm and close the window before the write.
 	 */
-	map = mmap(NULL, PAGE_SIZE, PROT_READ, MAP_SHARED, sb ? fs_fd : fd,
+	map = mmap(NULL, PAGE_SIZE, PROT_READ, MAP_SHARED, sb ? fs_fd : dfd,
 		   (off_t)(pgidx * PAGE_SIZE));
-	if (map == MAP_FAILED)
+	if (map == MAP_FAILED || (fl && madvise(map, PAGE_SIZE, MADV_RANDOM)))
 		die("mmap");
 	r.page = map;
 	atomic_store(&witness_go, 0);
@@ -384,11 +439,39 @@ static void one_round(enum writer k, uint64_t pgidx, uint64_t *buf, struct tally
 	while (!atomic_load(&reader_ready))
 		sched_yield();
 
+	if (fl) {
+		/*
+		 * The write in flight: its invalidation of P unmaps it while the
+		 * reader is paused; P is read again here (version 1, from the disk:
+		 * the write waits in QEMU) so that the folio goes to this CPU's LRU
+		 * batch, which MADV_PAGEOUT drains (a fault on the reader's CPU would
+		 * leave it in that CPU's batch, out of reclaim's reach). Then the
+		 * reader maps it again.
+		 */
+		double until = now_s() + 2;
+		uint64_t w;
+
+		atomic_store(&reader_paused, 1);
+		if (write(flight_req[1], &pgidx, sizeof(pgidx)) != sizeof(pgidx))
+			die("flight request");
+		do {
+			usleep(1000);
+			if (mincore(map, PAGE_SIZE, &vec))
+				die("mincore");
+		} while ((vec & 1) && now_s() < until);
+		if (pread(dfd, &w, sizeof(w), (off_t)(pgidx * PAGE_SIZE)) != sizeof(w))
+			die("pread");
+		flt0 = thread_faults(r.tid);
+		atomic_store(&reader_paused, 0);
+		while (thread_faults(r.tid) == flt0 && now_s() < until)
+			usleep(1000);
+	}
+
 	if (k == W_PART)
 		do_write(k, pgidx, 2, buf);
 
 	/* 3. A stale translation: accessed bit cleared unflushed, then reclaim. */
-	flt0 = thread_minflt(r.tid);
+	flt0 = thread_faults(r.tid);
 	write_file("/proc/self/clear_refs", "1");
 	if (madvise(map, PAGE_SIZE, MADV_PAGEOUT))
 		die("madvise(MADV_PAGEOUT)");
@@ -398,12 +481,21 @@ static void one_round(enum writer k, uint64_t pgidx, uint64_t *buf, struct tally
 	if (mincore(map, PAGE_SIZE, &vec))
 		die("mincore");
 	t->rounds++;
-	if (!(vec & 1) && thread_minflt(r.tid) == flt0 && atomic_load(&r.last) == v0)
+	if (!(vec & 1) && thread_faults(r.tid) == flt0 && atomic_load(&r.last) == v0)
 		t->windows++;
 
-	/* 4. The new version (the part writer's is on the disk), watched by the witness. */
+	/*
+	 * 4. The new version (the part writer's is on the disk; the flight
+	 * writer's once its write returns), watched by the witness.
+	 */
+	if (fl) {
+		char ok;
+
+		if (read(flight_done[0], &ok, 1) != 1)
+			die("flight done");
+	}
 	atomic_store(&witness_go, 1);
-	if (k != W_PART)
+	if (k != W_PART && !fl)
 		do_write(k, pgidx, 2, buf);
 	usleep(50000);
 	atomic_store(&stop_witness, 1);
@@ -423,14 +515,14 @@ static void one_round(enum writer k, uint64_t pgidx, uint64_t *buf, struct tally
 static int make_partition(unsigned long npages)
 {
 	struct blkpg_partition part = {
-		.start = PART_START,
-		.length = (long long)(npages * PAGE_SIZE - PART_START),
-		.pno = 1,
+	    .start = PART_START,
+	    .length = (long long)(npages * PAGE_SIZE - PART_START),
+	    .pno = 1,
 	};
 	struct blkpg_ioctl_arg arg = {
-		.op = BLKPG_ADD_PARTITION,
-		.datalen = sizeof(part),
-		.data = &part,
+	    .op = BLKPG_ADD_PARTITION,
+	    .datalen = sizeof(part),
+	    .data = &part,
 	};
 	const char *name = strrchr(dev, '/') ? strrchr(dev, '/') + 1 : dev;
 	/* vda1, but nvme0n1p1 and loop0p1: a name ending in a digit gets a 'p'. */
@@ -465,10 +557,10 @@ static int make_partition(unsigned long npages)
 int main(int argc, char **argv)
 {
 	static const char usage[] = "usage: coherence [--dev DEV] [--rounds N] "
-				    "[--writers pwrite,map,dio,mount,part] [--span PAGES] "
-				    "[--fs-dev DEV]\n";
-	int want[W_NR] = { 1, 1, 1, 1, 1 };
-	struct tally all = { 0 };
+				    "[--writers pwrite,map,dio,mount,flight,part] [--span PAGES] "
+				    "[--fs-dev DEV] [--flight-dev DEV]\n";
+	int want[W_NR] = {1, 1, 1, 1, 1, 1};
+	struct tally all = {0};
 	unsigned long npages;
 	uint64_t *buf;
 	const char *v;
@@ -485,15 +577,19 @@ int main(int argc, char **argv)
 			span = opt_long(v, "--span", 1);
 		else if ((v = opt_value(argc, argv, &i, "--fs-dev")))
 			fs_dev = v;
+		else if ((v = opt_value(argc, argv, &i, "--flight-dev")))
+			flight_dev = v;
 		else if ((v = opt_value(argc, argv, &i, "--writers"))) {
 			char *list = strdup(v), *tok, *save = NULL;
 
 			memset(want, 0, sizeof(want));
-			for (tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+			for (tok = strtok_r(list, ",", &save); tok;
+			     tok = strtok_r(NULL, ",", &save)) {
 				for (k = 0; k < W_NR && strcmp(tok, writer_name[k]); k++)
 					;
 				if (k == W_NR) {
-					fprintf(stderr, "%s: unknown writer '%s'\n%s", prog, tok, usage);
+					fprintf(stderr, "%s: unknown writer '%s'\n%s", prog, tok,
+						usage);
 					return 2;
 				}
 				want[k] = 1;
@@ -518,18 +614,39 @@ int main(int argc, char **argv)
 		die(dev);
 	npages = fd_size(fd) / PAGE_SIZE;
 	if ((unsigned long)(span + 1) * W_NR * rounds > npages) {
-		fprintf(stderr, "%s: %s too small for %ld rounds of %ld pages\n", prog, dev,
-			rounds, span);
+		fprintf(stderr, "%s: %s too small for %ld rounds of %ld pages\n", prog, dev, rounds,
+			span);
 		return 2;
 	}
 	/* The part writer's first page lies past the partition's start. */
 	if (want[W_PART] && (unsigned long)W_PART * rounds * (span + 1) * PAGE_SIZE < PART_START) {
-		fprintf(stderr, "%s: the part writer's pages start before the partition: "
-				"more --rounds or --span\n", prog);
+		fprintf(stderr,
+			"%s: the part writer's pages start before the partition: "
+			"more --rounds or --span\n",
+			prog);
 		return 2;
 	}
-	if (posix_memalign((void **)&buf, PAGE_SIZE, span * PAGE_SIZE))
+	if (posix_memalign((void **)&buf, PAGE_SIZE,
+			   (span > (long)FLIGHT_FILL ? span : (long)FLIGHT_FILL + 1) * PAGE_SIZE))
 		die("buffer");
+	if (want[W_FLIGHT]) {
+		flight_fd = open(flight_dev, O_RDWR);
+		flight_dio_fd = open(flight_dev, O_RDWR | O_DIRECT);
+		if (flight_fd < 0 || flight_dio_fd < 0)
+			die(flight_dev);
+		/* Reads of P only, no readahead: nothing else in the disk's page cache. */
+		if (posix_fadvise(flight_fd, 0, 0, POSIX_FADV_RANDOM))
+			die("posix_fadvise");
+		flight_buf = buf;
+		if (pipe(flight_req) || pipe(flight_done) ||
+		    pthread_create(&(pthread_t){0}, NULL, flight_main, NULL))
+			die("flight writer");
+		if ((unsigned long)rounds * (FLIGHT_FILL + 2) * PAGE_SIZE > fd_size(flight_fd)) {
+			fprintf(stderr, "%s: %s too small for %ld rounds of %lu pages\n", prog,
+				flight_dev, rounds, FLIGHT_FILL + 2);
+			return 2;
+		}
+	}
 	if (want[W_MOUNT]) {
 		char cmd[256];
 
@@ -559,7 +676,7 @@ int main(int argc, char **argv)
 	close(from_child[1]);
 
 	for (k = 0; k < W_NR; k++) {
-		struct tally t = { 0 };
+		struct tally t = {0};
 		long n;
 
 		if (!want[k])
@@ -568,8 +685,10 @@ int main(int argc, char **argv)
 			part_fd = make_partition(npages);
 		for (n = 0; n < rounds; n++)
 			one_round((enum writer)k,
-				  k == W_MOUNT ? 0 : (uint64_t)(k * rounds + n) * (span + 1), buf,
-				  &t);
+				  k == W_MOUNT	  ? 0
+				  : k == W_FLIGHT ? (uint64_t)n * (FLIGHT_FILL + 2) + FLIGHT_FILL
+						  : (uint64_t)(k * rounds + n) * (span + 1),
+				  buf, &t);
 		printf("%s_rounds=%ld\n", writer_name[k], t.rounds);
 		printf("%s_windows=%ld\n", writer_name[k], t.windows);
 		printf("%s_stale_reads=%lu\n", writer_name[k], t.stale);
