@@ -13,7 +13,8 @@
  *   3. "1" > /proc/self/clear_refs clears the PTE's accessed bit without a TLB
  *      flush, and madvise(MADV_PAGEOUT) reclaims P. A kernel that defers the
  *      flush (luf) leaves the reader's translation to the old frame in place:
- *      mincore() says "not resident" while the reader's fault count stays put. Such a round is a *window*; a pristine kernel flushes and the
+ *      mincore() says "not resident" while the reader's fault count stays
+ *      put. Such a round is a *window*; a pristine kernel flushes and the
  *      reader refaults (no window);
  *   4. a writer makes version v + 1 (--writers: pwrite() of --span pages whose
  *      first is P; a second process's writable MAP_SHARED mapping, written by
