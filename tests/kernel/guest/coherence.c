@@ -47,6 +47,14 @@
  * the reader on the old frame. (With luf, nothing of a disk is deferred while
  * a direct write to it is in flight: the flight writer opens no window.)
  *
+ * The aio writer does the same with an asynchronous write of P (io_submit()),
+ * but reclaims P only once the write has completed: the kernel never
+ * invalidates the range after an asynchronous direct write, so the folio read
+ * while it was in flight keeps version 1 for good, and once reclaim drops it
+ * the witness reads version 2 from the disk. (With luf, a disk written
+ * asynchronously defers nothing any more: no window. It comes after the
+ * flight writer, whose disk it shares.)
+ *
  * The part writer comes last: partition 1 of the disk (/dev/vda1, from
  * 1 MiB to the end, added with BLKPG) has a page cache of its own. Each
  * round writes version 2 through it *before* step 3 (pwrite(), fsync()),
@@ -62,7 +70,7 @@
  * (isolcpus=N): a kernel thread there ends the window too.
  *
  * Usage: coherence [--dev /dev/vda] [--rounds N]
- *                  [--writers pwrite,map,dio,mount,flight,part] [--span PAGES]
+ *                  [--writers pwrite,map,dio,mount,flight,aio,part] [--span PAGES]
  *                  [--fs-dev /dev/vdb] [--flight-dev /dev/vdc]
  * Prints key=value lines per writer (<writer>_rounds, _windows, _stale_reads,
  * _wrong_reads, _reads, _witness_reads) and totals (rounds, windows,
@@ -76,16 +84,19 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <sys/mman.h>
+#include <linux/aio_abi.h>
 #include <linux/blkpg.h>
 #include <linux/fs.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/sysmacros.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 
-enum writer { W_PWRITE, W_MAP, W_DIO, W_MOUNT, W_FLIGHT, W_PART, W_NR };
-static const char *const writer_name[W_NR] = {"pwrite", "map", "dio", "mount", "flight", "part"};
+enum writer { W_PWRITE, W_MAP, W_DIO, W_MOUNT, W_FLIGHT, W_AIO, W_PART, W_NR };
+static const char *const writer_name[W_NR] = {"pwrite", "map", "dio", "mount",
+					      "flight", "aio", "part"};
 
 /* The ext2 superblock at byte 1024: its mount count and magic (little-endian). */
 #define SB_MNT_COUNT (1024 + 52)
@@ -358,28 +369,59 @@ static void do_write(enum writer k, uint64_t pgidx, unsigned int v, uint64_t *bu
 }
 
 /*
- * The flight writer's thread, one for the whole run (a thread's exit unmaps
- * its stack, which flushes this mm's TLB and would close a window): for each
- * P read from flight_req, the O_DIRECT writes of version 2 of the 1 MiB
- * before P, then of P; then one byte to flight_done.
+ * The flight and aio writers' thread, one for the whole run (a thread's exit
+ * unmaps its stack, which flushes this mm's TLB and would close a window):
+ * for each request read from flight_req, the O_DIRECT writes of version 2 of
+ * the 1 MiB before P, then of P (with io_submit() for the aio writer, waiting
+ * for its completion); then one byte to flight_done.
  */
+struct flight_req {
+	uint64_t pgidx;
+	int aio;
+};
+
 static int flight_req[2], flight_done[2];
 static uint64_t *flight_buf;
 
+/* An asynchronous O_DIRECT write of P, and its completion (raw syscalls: no libaio). */
+static void aio_write_page(uint64_t pgidx, const void *page)
+{
+	static aio_context_t ctx;
+	struct iocb cb = {0}, *cbs[1] = {&cb};
+	struct io_event ev;
+
+	if (!ctx && syscall(SYS_io_setup, 1, &ctx))
+		die("io_setup");
+	cb.aio_lio_opcode = IOCB_CMD_PWRITE;
+	cb.aio_fildes = (uint32_t)flight_dio_fd;
+	cb.aio_buf = (uint64_t)(uintptr_t)page;
+	cb.aio_nbytes = PAGE_SIZE;
+	cb.aio_offset = (int64_t)(pgidx * PAGE_SIZE);
+	if (syscall(SYS_io_submit, ctx, 1, cbs) != 1)
+		die("io_submit");
+	if (syscall(SYS_io_getevents, ctx, 1, 1, &ev, NULL) != 1 || ev.res != (int64_t)PAGE_SIZE)
+		die("io_getevents");
+}
+
 static void *flight_main(void *arg)
 {
-	uint64_t pgidx, i, first;
+	struct flight_req req;
+	uint64_t i, first;
 	char ok = 1;
 
 	(void)arg;
-	while (read(flight_req[0], &pgidx, sizeof(pgidx)) == sizeof(pgidx)) {
-		first = pgidx - FLIGHT_FILL;
+	while (read(flight_req[0], &req, sizeof(req)) == sizeof(req)) {
+		uint64_t *page = flight_buf + FLIGHT_FILL * WORDS_PER_PAGE;
+
+		first = req.pgidx - FLIGHT_FILL;
 		for (i = 0; i <= FLIGHT_FILL; i++)
 			sig_fill(flight_buf + i * WORDS_PER_PAGE, first + i, 2);
 		pwrite_all(flight_dio_fd, flight_buf, FLIGHT_FILL * PAGE_SIZE,
 			   (off_t)(first * PAGE_SIZE));
-		pwrite_all(flight_dio_fd, flight_buf + FLIGHT_FILL * WORDS_PER_PAGE, PAGE_SIZE,
-			   (off_t)(pgidx * PAGE_SIZE));
+		if (req.aio)
+			aio_write_page(req.pgidx, page);
+		else
+			pwrite_all(flight_dio_fd, page, PAGE_SIZE, (off_t)(req.pgidx * PAGE_SIZE));
 		if (write(flight_done[1], &ok, 1) != 1)
 			die("flight done");
 	}
@@ -393,7 +435,8 @@ struct tally {
 
 static void one_round(enum writer k, uint64_t pgidx, uint64_t *buf, struct tally *t)
 {
-	int sb = k == W_MOUNT, fl = k == W_FLIGHT, dfd = fl ? flight_fd : fd;
+	int sb = k == W_MOUNT, ai = k == W_AIO, fl = k == W_FLIGHT || ai;
+	int dfd = fl ? flight_fd : fd;
 	struct reader r = {.pgidx = pgidx, .sb = sb};
 	struct witness wt = {.pgidx = pgidx, .sb = sb, .fd = dfd};
 	pthread_t rt, wtt;
@@ -449,11 +492,12 @@ static void one_round(enum writer k, uint64_t pgidx, uint64_t *buf, struct tally
 		 * leave it in that CPU's batch, out of reclaim's reach). Then the
 		 * reader maps it again.
 		 */
+		struct flight_req req = {.pgidx = pgidx, .aio = ai};
 		double until = now_s() + 2;
 		uint64_t w;
 
 		atomic_store(&reader_paused, 1);
-		if (write(flight_req[1], &pgidx, sizeof(pgidx)) != sizeof(pgidx))
+		if (write(flight_req[1], &req, sizeof(req)) != sizeof(req))
 			die("flight request");
 		do {
 			usleep(1000);
@@ -466,6 +510,13 @@ static void one_round(enum writer k, uint64_t pgidx, uint64_t *buf, struct tally
 		atomic_store(&reader_paused, 0);
 		while (thread_faults(r.tid) == flt0 && now_s() < until)
 			usleep(1000);
+	}
+	/* The aio writer's write completes before the reclaim. */
+	if (ai) {
+		char ok;
+
+		if (read(flight_done[0], &ok, 1) != 1)
+			die("flight done");
 	}
 
 	if (k == W_PART)
@@ -489,7 +540,7 @@ static void one_round(enum writer k, uint64_t pgidx, uint64_t *buf, struct tally
 	 * 4. The new version (the part writer's is on the disk; the flight
 	 * writer's once its write returns), watched by the witness.
 	 */
-	if (fl) {
+	if (fl && !ai) {
 		char ok;
 
 		if (read(flight_done[0], &ok, 1) != 1)
@@ -555,12 +606,19 @@ static int make_partition(unsigned long npages)
 	return f;
 }
 
+/* P of round @n of the flight (@k W_FLIGHT) or aio writer, on the flight disk. */
+static uint64_t fl_page(int k, long n)
+{
+	return (uint64_t)((k == W_AIO ? rounds : 0) + n) * (FLIGHT_FILL + 2) + FLIGHT_FILL;
+}
+
 int main(int argc, char **argv)
 {
-	static const char usage[] = "usage: coherence [--dev DEV] [--rounds N] "
-				    "[--writers pwrite,map,dio,mount,flight,part] [--span PAGES] "
-				    "[--fs-dev DEV] [--flight-dev DEV]\n";
-	int want[W_NR] = {1, 1, 1, 1, 1, 1};
+	static const char usage[] =
+	    "usage: coherence [--dev DEV] [--rounds N] "
+	    "[--writers pwrite,map,dio,mount,flight,aio,part] [--span PAGES] "
+	    "[--fs-dev DEV] [--flight-dev DEV]\n";
+	int want[W_NR] = {1, 1, 1, 1, 1, 1, 1};
 	struct tally all = {0};
 	unsigned long npages;
 	uint64_t *buf;
@@ -630,7 +688,7 @@ int main(int argc, char **argv)
 	if (posix_memalign((void **)&buf, PAGE_SIZE,
 			   (span > (long)FLIGHT_FILL ? span : (long)FLIGHT_FILL + 1) * PAGE_SIZE))
 		die("buffer");
-	if (want[W_FLIGHT]) {
+	if (want[W_FLIGHT] || want[W_AIO]) {
 		flight_fd = open(flight_dev, O_RDWR);
 		flight_dio_fd = open(flight_dev, O_RDWR | O_DIRECT);
 		if (flight_fd < 0 || flight_dio_fd < 0)
@@ -642,8 +700,9 @@ int main(int argc, char **argv)
 		if (pipe(flight_req) || pipe(flight_done) ||
 		    pthread_create(&(pthread_t){0}, NULL, flight_main, NULL))
 			die("flight writer");
-		if ((unsigned long)rounds * (FLIGHT_FILL + 2) * PAGE_SIZE > fd_size(flight_fd)) {
-			fprintf(stderr, "%s: %s too small for %ld rounds of %lu pages\n", prog,
+		if ((unsigned long)rounds * 2 * (FLIGHT_FILL + 2) * PAGE_SIZE >
+		    fd_size(flight_fd)) {
+			fprintf(stderr, "%s: %s too small for 2 x %ld rounds of %lu pages\n", prog,
 				flight_dev, rounds, FLIGHT_FILL + 2);
 			return 2;
 		}
@@ -686,9 +745,10 @@ int main(int argc, char **argv)
 			part_fd = make_partition(npages);
 		for (n = 0; n < rounds; n++)
 			one_round((enum writer)k,
-				  k == W_MOUNT	  ? 0
-				  : k == W_FLIGHT ? (uint64_t)n * (FLIGHT_FILL + 2) + FLIGHT_FILL
-						  : (uint64_t)(k * rounds + n) * (span + 1),
+				  k == W_MOUNT ? 0
+				  : k == W_FLIGHT || k == W_AIO
+				      ? fl_page(k, n)
+				      : (uint64_t)(k * rounds + n) * (span + 1),
 				  buf, &t);
 		printf("%s_rounds=%ld\n", writer_name[k], t.rounds);
 		printf("%s_windows=%ld\n", writer_name[k], t.windows);
