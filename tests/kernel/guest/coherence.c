@@ -36,8 +36,8 @@
  *
  * The flight writer's page is on a third disk (--flight-dev, /dev/vdc), whose
  * writes QEMU throttles to 1 MiB/s, allowing bursts of 0.1 s: an O_DIRECT
- * pwrite() of the 1 MiB before P goes through at once and fills the bucket, so
- * that the next, of P alone, is in flight for about a second. Step 2
+ * pwrite() of the 384 KiB before P goes through at once and fills the bucket,
+ * so that the next, of P alone, is in flight for about 0.3 s. Step 2
  * runs before it (the page cache of the disk otherwise empty, the mapping
  * MADV_RANDOM: no readahead), steps 3 and 4 while it is in flight: the write
  * first invalidates P, the reader refaults version 1 from the disk, and
@@ -80,6 +80,7 @@
 #include "common.h"
 
 #include <ctype.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -105,7 +106,7 @@ static const char *const writer_name[W_NR] = {"pwrite", "map", "dio", "mount",
 #define FS_DIR "/mnt"
 /* Partition 1 (the part writer): from 1 MiB (sector 2048) to the end. */
 #define PART_START (1UL << 20)
-/* The flight writer's O_DIRECT writes: the 1 MiB before P, then P. */
+/* The flight writer's O_DIRECT writes: the 384 KiB before P, then P. */
 #define FLIGHT_FILL 96UL
 
 static const char *dev = "/dev/vda", *fs_dev = "/dev/vdb", *flight_dev = "/dev/vdc";
@@ -372,7 +373,7 @@ static void do_write(enum writer k, uint64_t pgidx, unsigned int v, uint64_t *bu
  * The flight and aio writers' thread, one for the whole run (a thread's exit
  * unmaps its stack, which flushes this mm's TLB and would close a window):
  * for each request read from flight_req, the O_DIRECT writes of version 2 of
- * the 1 MiB before P, then of P (with io_submit() for the aio writer, waiting
+ * the 384 KiB before P, then of P (with io_submit() for the aio writer, waiting
  * for its completion); then one byte to flight_done.
  */
 struct flight_req {
@@ -429,14 +430,14 @@ static void *flight_main(void *arg)
 }
 
 struct tally {
-	long rounds, windows;
+	long rounds, windows, tested;
 	unsigned long stale, wrong, reads, witness_reads;
 };
 
 static void one_round(enum writer k, uint64_t pgidx, uint64_t *buf, struct tally *t)
 {
 	int sb = k == W_MOUNT, ai = k == W_AIO, fl = k == W_FLIGHT || ai;
-	int dfd = fl ? flight_fd : fd;
+	int dfd = fl ? flight_fd : fd, invalidated = 0, read_old = 0;
 	struct reader r = {.pgidx = pgidx, .sb = sb};
 	struct witness wt = {.pgidx = pgidx, .sb = sb, .fd = dfd};
 	pthread_t rt, wtt;
@@ -504,8 +505,10 @@ static void one_round(enum writer k, uint64_t pgidx, uint64_t *buf, struct tally
 			if (mincore(map, PAGE_SIZE, &vec))
 				die("mincore");
 		} while ((vec & 1) && now_s() < until);
+		invalidated = !(vec & 1);
 		if (pread(dfd, &w, sizeof(w), (off_t)(pgidx * PAGE_SIZE)) != sizeof(w))
 			die("pread");
+		read_old = SIG_MAGIC_OF(w) == SIG_MAGIC && SIG_VERSION_OF(w) == 1;
 		flt0 = thread_faults(r.tid);
 		atomic_store(&reader_paused, 0);
 		while (thread_faults(r.tid) == flt0 && now_s() < until)
@@ -535,6 +538,18 @@ static void one_round(enum writer k, uint64_t pgidx, uint64_t *buf, struct tally
 	t->rounds++;
 	if (!(vec & 1) && thread_faults(r.tid) == flt0 && atomic_load(&r.last) == v0)
 		t->windows++;
+	/*
+	 * The flight and aio writers' rounds that test their rule: the write
+	 * invalidated P, P was read back with version 1, and reclaim took the
+	 * folio (a window, or the reader refaulted), with the flight writer's
+	 * write still in flight then (no reply yet).
+	 */
+	if (fl && invalidated && read_old && (!(vec & 1) || thread_faults(r.tid) != flt0)) {
+		struct pollfd pfd = {.fd = flight_done[0], .events = POLLIN};
+
+		if (ai || poll(&pfd, 1, 0) == 0)
+			t->tested++;
+	}
 
 	/*
 	 * 4. The new version (the part writer's is on the disk; the flight
@@ -756,6 +771,8 @@ int main(int argc, char **argv)
 		printf("%s_wrong_reads=%lu\n", writer_name[k], t.wrong);
 		printf("%s_reads=%lu\n", writer_name[k], t.reads);
 		printf("%s_witness_reads=%lu\n", writer_name[k], t.witness_reads);
+		if (k == W_FLIGHT || k == W_AIO)
+			printf("%s_tested=%ld\n", writer_name[k], t.tested);
 		all.rounds += t.rounds;
 		all.windows += t.windows;
 		all.stale += t.stale;
