@@ -73,9 +73,9 @@
  *                  [--writers pwrite,map,dio,mount,flight,aio,part] [--span PAGES]
  *                  [--fs-dev /dev/vdb] [--flight-dev /dev/vdc]
  * Prints key=value lines per writer (<writer>_rounds, _windows, _stale_reads,
- * _wrong_reads, _reads, _witness_reads) and totals (rounds, windows,
- * stale_reads, wrong_reads). Exit: 0 no
- * stale or wrong read, 1 some, 2 set-up failure.
+ * _wrong_reads, _reads, _witness_reads; flight and aio also _tested) and
+ * totals (rounds, windows, stale_reads, wrong_reads). Exit: 0 no stale or
+ * wrong read, 1 some, 2 set-up failure (also: no writer asked for).
  */
 #include "common.h"
 
@@ -674,6 +674,12 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
+	for (k = 0, i = 0; k < W_NR; k++)
+		i += want[k];
+	if (!i) {
+		fprintf(stderr, "%s: --writers names no writer\n%s", prog, usage);
+		return 2;
+	}
 	if (nr_cpus() < 3) {
 		fprintf(stderr, "%s: needs 3 CPUs (writer, witness, reader)\n", prog);
 		return 2;
@@ -687,7 +693,10 @@ int main(int argc, char **argv)
 	if (fd < 0 || dio_fd < 0)
 		die(dev);
 	npages = fd_size(fd) / PAGE_SIZE;
-	if ((unsigned long)(span + 1) * W_NR * rounds > npages) {
+	/* Writer k's pages on --dev start at k * rounds * (span + 1). */
+	for (k = W_NR - 1; k >= 0 && !(want[k] && k != W_MOUNT && k != W_FLIGHT && k != W_AIO); k--)
+		;
+	if ((unsigned long)(span + 1) * (unsigned long)(k + 1) * rounds > npages) {
 		fprintf(stderr, "%s: %s too small for %ld rounds of %ld pages\n", prog, dev, rounds,
 			span);
 		return 2;
