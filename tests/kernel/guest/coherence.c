@@ -55,6 +55,22 @@
  * asynchronously defers nothing any more: no window. It comes after the
  * flight writer, whose disk it shares.)
  *
+ * The passthru writer's page is on an NVMe namespace (--nvme-dev, /dev/nvme0n1):
+ * its new version is an NVMe Write sent through the namespace's character
+ * device (/dev/ng0n1, NVME_IOCTL_IO_CMD), which never opens the block device
+ * and never touches its page cache. P was reclaimed in step 3, so the witness
+ * reads version 2 from the disk. A kernel that deferred the flush leaves the
+ * reader on the old frame. (With luf, a passthrough request that sends data
+ * flushes what its disk owes before it is issued, and the disk defers nothing
+ * from then on: the first round opens a window that the write closes, later
+ * rounds open none.)
+ *
+ * The loop writer's page is on a loop device (--loop-dev, /dev/loop0) backed
+ * by a file in this program's file system (the initramfs): its new version is
+ * a pwrite() to the backing file, around the loop device's page cache; the
+ * witness reads version 2 through the loop device once P was reclaimed.
+ * (With luf, a loop device defers nothing: the loop writer opens no window.)
+ *
  * The part writer comes last: partition 1 of the disk (/dev/vda1, from
  * 1 MiB to the end, added with BLKPG) has a page cache of its own. Each
  * round writes version 2 through it *before* step 3 (pwrite(), fsync()),
@@ -70,8 +86,9 @@
  * (isolcpus=N): a kernel thread there ends the window too.
  *
  * Usage: coherence [--dev /dev/vda] [--rounds N]
- *                  [--writers pwrite,map,dio,mount,flight,aio,part] [--span PAGES]
- *                  [--fs-dev /dev/vdb] [--flight-dev /dev/vdc]
+ *                  [--writers pwrite,map,dio,mount,flight,aio,passthru,loop,part]
+ *                  [--span PAGES] [--fs-dev /dev/vdb] [--flight-dev /dev/vdc]
+ *                  [--nvme-dev /dev/nvme0n1] [--loop-dev /dev/loop0]
  * Prints key=value lines per writer (<writer>_rounds, _windows, _stale_reads,
  * _wrong_reads, _reads, _witness_reads; flight and aio also _tested) and
  * totals (rounds, windows, stale_reads, wrong_reads). Exit: 0 no stale or
@@ -88,6 +105,8 @@
 #include <linux/aio_abi.h>
 #include <linux/blkpg.h>
 #include <linux/fs.h>
+#include <linux/loop.h>
+#include <linux/nvme_ioctl.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/sysmacros.h>
@@ -95,9 +114,9 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
-enum writer { W_PWRITE, W_MAP, W_DIO, W_MOUNT, W_FLIGHT, W_AIO, W_PART, W_NR };
-static const char *const writer_name[W_NR] = {"pwrite", "map", "dio", "mount",
-					      "flight", "aio", "part"};
+enum writer { W_PWRITE, W_MAP, W_DIO, W_MOUNT, W_FLIGHT, W_AIO, W_PASSTHRU, W_LOOP, W_PART, W_NR };
+static const char *const writer_name[W_NR] = {"pwrite", "map",	    "dio",  "mount", "flight",
+					      "aio",	"passthru", "loop", "part"};
 
 /* The ext2 superblock at byte 1024: its mount count and magic (little-endian). */
 #define SB_MNT_COUNT (1024 + 52)
@@ -109,8 +128,15 @@ static const char *const writer_name[W_NR] = {"pwrite", "map", "dio", "mount",
 /* The flight writer's O_DIRECT writes: the 384 KiB before P, then P. */
 #define FLIGHT_FILL 96UL
 
-static const char *dev = "/dev/vda", *fs_dev = "/dev/vdb", *flight_dev = "/dev/vdc";
+static const char *dev = "/dev/vda", *fs_dev = "/dev/vdb", *flight_dev = "/dev/vdc",
+		  *nvme_dev = "/dev/nvme0n1", *loop_dev = "/dev/loop0";
 static int fd, dio_fd, fs_fd = -1, part_fd = -1, flight_fd = -1, flight_dio_fd = -1;
+/* The passthru writer: the namespace's block device, its character device, its ID. */
+static int nvme_fd = -1, ng_fd = -1;
+static unsigned int nvme_nsid, nvme_lba_shift;
+/* The loop writer: the loop device and its backing file. */
+#define LOOP_FILE "/coherence-loop.img"
+static int loop_fd = -1, loop_file_fd = -1;
 static long rounds = 3, span = 4096;
 static int reader_cpu, witness_cpu;
 
@@ -356,6 +382,28 @@ static void do_write(enum writer k, uint64_t pgidx, unsigned int v, uint64_t *bu
 		if (mount(fs_dev, FS_DIR, "ext2", 0, NULL))
 			die("mount");
 		break;
+	case W_PASSTHRU: {
+		/* An NVMe Write of P through /dev/ngXnY: no block device, no page cache. */
+		struct nvme_passthru_cmd cmd = {
+		    .opcode = 0x01,
+		    .nsid = nvme_nsid,
+		    .addr = (uint64_t)(uintptr_t)buf,
+		    .data_len = PAGE_SIZE,
+		};
+		uint64_t slba = pgidx * PAGE_SIZE >> nvme_lba_shift;
+
+		cmd.cdw10 = (uint32_t)slba;
+		cmd.cdw11 = (uint32_t)(slba >> 32);
+		cmd.cdw12 = (PAGE_SIZE >> nvme_lba_shift) - 1; /* blocks, 0-based */
+		sig_fill(buf, pgidx, v);
+		if (ioctl(ng_fd, NVME_IOCTL_IO_CMD, &cmd))
+			die("NVMe Write (NVME_IOCTL_IO_CMD)");
+		break;
+	}
+	case W_LOOP: /* around the loop device: its backing file */
+		sig_fill(buf, pgidx, v);
+		pwrite_all(loop_file_fd, buf, PAGE_SIZE, (off_t)(pgidx * PAGE_SIZE));
+		break;
 	case W_PART: /* before step 3 */
 		sig_fill(buf, pgidx, v);
 		pwrite_all(part_fd, buf, PAGE_SIZE, (off_t)(pgidx * PAGE_SIZE - PART_START));
@@ -437,7 +485,8 @@ struct tally {
 static void one_round(enum writer k, uint64_t pgidx, uint64_t *buf, struct tally *t)
 {
 	int sb = k == W_MOUNT, ai = k == W_AIO, fl = k == W_FLIGHT || ai;
-	int dfd = fl ? flight_fd : fd, invalidated = 0, read_old = 0;
+	int dfd = fl ? flight_fd : k == W_PASSTHRU ? nvme_fd : k == W_LOOP ? loop_fd : fd;
+	int invalidated = 0, read_old = 0;
 	struct reader r = {.pgidx = pgidx, .sb = sb};
 	struct witness wt = {.pgidx = pgidx, .sb = sb, .fd = dfd};
 	pthread_t rt, wtt;
@@ -627,13 +676,61 @@ static uint64_t fl_page(int k, long n)
 	return (uint64_t)((k == W_AIO ? rounds : 0) + n) * (FLIGHT_FILL + 2) + FLIGHT_FILL;
 }
 
+/* The NVMe namespace, its character device (/dev/nvmeXnY -> /dev/ngXnY) and ID. */
+static void open_nvme(unsigned long npages)
+{
+	char ng[64];
+	int lbs = 0, id;
+
+	nvme_fd = open(nvme_dev, O_RDWR);
+	if (nvme_fd < 0)
+		die(nvme_dev);
+	if (strncmp(nvme_dev, "/dev/nvme", 9)) {
+		fprintf(stderr, "%s: --nvme-dev %s is not /dev/nvmeXnY\n", prog, nvme_dev);
+		exit(2);
+	}
+	snprintf(ng, sizeof(ng), "/dev/ng%s", nvme_dev + 9);
+	ng_fd = open(ng, O_RDWR);
+	if (ng_fd < 0)
+		die(ng);
+	id = ioctl(ng_fd, NVME_IOCTL_ID);
+	if (id <= 0 || ioctl(nvme_fd, BLKSSZGET, &lbs) || lbs < 512 || lbs > (int)PAGE_SIZE ||
+	    (lbs & (lbs - 1)))
+		die("NVMe namespace ID or block size");
+	nvme_nsid = (unsigned int)id;
+	nvme_lba_shift = (unsigned int)__builtin_ctz((unsigned int)lbs);
+	if (fd_size(nvme_fd) / PAGE_SIZE < npages) {
+		fprintf(stderr, "%s: %s too small for %ld rounds\n", prog, nvme_dev, rounds);
+		exit(2);
+	}
+}
+
+/* The loop device, backed by a new file of @npages pages. */
+static void open_loop(unsigned long npages)
+{
+	loop_file_fd = open(LOOP_FILE, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	if (loop_file_fd < 0 || ftruncate(loop_file_fd, (off_t)(npages * PAGE_SIZE)))
+		die(LOOP_FILE);
+	loop_fd = open(loop_dev, O_RDWR);
+	if (loop_fd < 0)
+		die(loop_dev);
+	if (ioctl(loop_fd, LOOP_SET_FD, loop_file_fd))
+		die("LOOP_SET_FD");
+}
+
+/* P of round @n of the passthru and loop writers, each on a disk of its own. */
+static uint64_t own_page(long n)
+{
+	return (uint64_t)n * 2 + 1;
+}
+
 int main(int argc, char **argv)
 {
 	static const char usage[] =
 	    "usage: coherence [--dev DEV] [--rounds N] "
-	    "[--writers pwrite,map,dio,mount,flight,aio,part] [--span PAGES] "
-	    "[--fs-dev DEV] [--flight-dev DEV]\n";
-	int want[W_NR] = {1, 1, 1, 1, 1, 1, 1};
+	    "[--writers pwrite,map,dio,mount,flight,aio,passthru,loop,part] [--span PAGES] "
+	    "[--fs-dev DEV] [--flight-dev DEV] [--nvme-dev DEV] [--loop-dev DEV]\n";
+	int want[W_NR] = {1, 1, 1, 1, 1, 1, 1, 1, 1};
 	struct tally all = {0};
 	unsigned long npages;
 	uint64_t *buf;
@@ -653,6 +750,10 @@ int main(int argc, char **argv)
 			fs_dev = v;
 		else if ((v = opt_value(argc, argv, &i, "--flight-dev")))
 			flight_dev = v;
+		else if ((v = opt_value(argc, argv, &i, "--nvme-dev")))
+			nvme_dev = v;
+		else if ((v = opt_value(argc, argv, &i, "--loop-dev")))
+			loop_dev = v;
 		else if ((v = opt_value(argc, argv, &i, "--writers"))) {
 			char *list = strdup(v), *tok, *save = NULL;
 
@@ -694,7 +795,7 @@ int main(int argc, char **argv)
 		die(dev);
 	npages = fd_size(fd) / PAGE_SIZE;
 	/* Writer k's pages on --dev start at k * rounds * (span + 1). */
-	for (k = W_NR - 1; k >= 0 && !(want[k] && k != W_MOUNT && k != W_FLIGHT && k != W_AIO); k--)
+	for (k = W_NR - 1; k >= 0 && !(want[k] && (k <= W_DIO || k == W_PART)); k--)
 		;
 	if ((unsigned long)(span + 1) * (unsigned long)(k + 1) * rounds > npages) {
 		fprintf(stderr, "%s: %s too small for %ld rounds of %ld pages\n", prog, dev, rounds,
@@ -731,6 +832,10 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
+	if (want[W_PASSTHRU])
+		open_nvme(own_page(rounds));
+	if (want[W_LOOP])
+		open_loop(own_page(rounds));
 	if (want[W_MOUNT]) {
 		char cmd[256];
 
@@ -769,9 +874,10 @@ int main(int argc, char **argv)
 			part_fd = make_partition(npages);
 		for (n = 0; n < rounds; n++)
 			one_round((enum writer)k,
-				  k == W_MOUNT ? 0
-				  : k == W_FLIGHT || k == W_AIO
-				      ? fl_page(k, n)
+				  k == W_MOUNT			? 0
+				  : k == W_FLIGHT || k == W_AIO ? fl_page(k, n)
+				  : k == W_PASSTHRU || k == W_LOOP
+				      ? own_page(n)
 				      : (uint64_t)(k * rounds + n) * (span + 1),
 				  buf, &t);
 		printf("%s_rounds=%ld\n", writer_name[k], t.rounds);
@@ -789,6 +895,8 @@ int main(int argc, char **argv)
 	}
 	close(to_child[1]);
 	waitpid(child, &status, 0);
+	if (loop_fd >= 0 && ioctl(loop_fd, LOOP_CLR_FD))
+		die("LOOP_CLR_FD");
 	printf("rounds=%ld\nwindows=%ld\nstale_reads=%lu\nwrong_reads=%lu\n", all.rounds,
 	       all.windows, all.stale, all.wrong);
 	return all.stale || all.wrong ? 1 : 0;
