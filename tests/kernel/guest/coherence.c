@@ -71,6 +71,15 @@
  * witness reads version 2 through the loop device once P was reclaimed.
  * (With luf, a loop device defers nothing: the loop writer opens no window.)
  *
+ * The dm writer's page is on a linear device-mapper device (set up with the
+ * DM ioctls, no dmsetup, after the passthru writer's rounds: it holds its
+ * member from then on) over the second half of the NVMe disk: its new
+ * version is a pwrite() and fdatasync() to the member disk, which the
+ * device holds but which can still be opened and written without claiming
+ * it, around the dm device's page cache; the witness reads version 2 through
+ * the dm device once P was reclaimed. (With luf, a device stacked on another
+ * defers nothing: the dm writer opens no window.)
+ *
  * The part writer comes last: partition 1 of the disk (/dev/vda1, from
  * 1 MiB to the end, added with BLKPG) has a page cache of its own. Each
  * round writes version 2 through it *before* step 3 (pwrite(), fsync()),
@@ -86,7 +95,7 @@
  * (isolcpus=N): a kernel thread there ends the window too.
  *
  * Usage: coherence [--dev /dev/vda] [--rounds N]
- *                  [--writers pwrite,map,dio,mount,flight,aio,passthru,loop,part]
+ *                  [--writers pwrite,map,dio,mount,flight,aio,passthru,loop,dm,part]
  *                  [--span PAGES] [--fs-dev /dev/vdb] [--flight-dev /dev/vdc]
  *                  [--nvme-dev /dev/nvme0n1] [--loop-dev /dev/loop0]
  * Prints key=value lines per writer (<writer>_rounds, _windows, _stale_reads,
@@ -103,6 +112,7 @@
 #include <stdatomic.h>
 #include <sys/mman.h>
 #include <linux/aio_abi.h>
+#include <linux/dm-ioctl.h>
 #include <linux/blkpg.h>
 #include <linux/fs.h>
 #include <linux/loop.h>
@@ -114,9 +124,21 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
-enum writer { W_PWRITE, W_MAP, W_DIO, W_MOUNT, W_FLIGHT, W_AIO, W_PASSTHRU, W_LOOP, W_PART, W_NR };
+enum writer {
+	W_PWRITE,
+	W_MAP,
+	W_DIO,
+	W_MOUNT,
+	W_FLIGHT,
+	W_AIO,
+	W_PASSTHRU,
+	W_LOOP,
+	W_DM,
+	W_PART,
+	W_NR
+};
 static const char *const writer_name[W_NR] = {"pwrite", "map",	    "dio",  "mount", "flight",
-					      "aio",	"passthru", "loop", "part"};
+					      "aio",	"passthru", "loop", "dm",    "part"};
 
 /* The ext2 superblock at byte 1024: its mount count and magic (little-endian). */
 #define SB_MNT_COUNT (1024 + 52)
@@ -137,6 +159,10 @@ static unsigned int nvme_nsid, nvme_lba_shift;
 /* The loop writer: the loop device and its backing file. */
 #define LOOP_FILE "/coherence-loop.img"
 static int loop_fd = -1, loop_file_fd = -1;
+/* The dm writer: the device, from DM_START of the NVMe disk to its end. */
+#define DM_START (8UL << 20)
+#define DM_NAME "coherence"
+static int dm_fd = -1;
 static long rounds = 3, span = 4096;
 static int reader_cpu, witness_cpu;
 
@@ -404,6 +430,12 @@ static void do_write(enum writer k, uint64_t pgidx, unsigned int v, uint64_t *bu
 		sig_fill(buf, pgidx, v);
 		pwrite_all(loop_file_fd, buf, PAGE_SIZE, (off_t)(pgidx * PAGE_SIZE));
 		break;
+	case W_DM: /* around the dm device: its member */
+		sig_fill(buf, pgidx, v);
+		pwrite_all(nvme_fd, buf, PAGE_SIZE, (off_t)(DM_START + pgidx * PAGE_SIZE));
+		if (fdatasync(nvme_fd))
+			die("fdatasync member");
+		break;
 	case W_PART: /* before step 3 */
 		sig_fill(buf, pgidx, v);
 		pwrite_all(part_fd, buf, PAGE_SIZE, (off_t)(pgidx * PAGE_SIZE - PART_START));
@@ -485,7 +517,11 @@ struct tally {
 static void one_round(enum writer k, uint64_t pgidx, uint64_t *buf, struct tally *t)
 {
 	int sb = k == W_MOUNT, ai = k == W_AIO, fl = k == W_FLIGHT || ai;
-	int dfd = fl ? flight_fd : k == W_PASSTHRU ? nvme_fd : k == W_LOOP ? loop_fd : fd;
+	int dfd = fl		    ? flight_fd
+		  : k == W_PASSTHRU ? nvme_fd
+		  : k == W_LOOP	    ? loop_fd
+		  : k == W_DM	    ? dm_fd
+				    : fd;
 	int invalidated = 0, read_old = 0;
 	struct reader r = {.pgidx = pgidx, .sb = sb};
 	struct witness wt = {.pgidx = pgidx, .sb = sb, .fd = dfd};
@@ -699,7 +735,7 @@ static void open_nvme(unsigned long npages)
 		die("NVMe namespace ID or block size");
 	nvme_nsid = (unsigned int)id;
 	nvme_lba_shift = (unsigned int)__builtin_ctz((unsigned int)lbs);
-	if (fd_size(nvme_fd) / PAGE_SIZE < npages) {
+	if (fd_size(nvme_fd) < DM_START + npages * PAGE_SIZE) {
 		fprintf(stderr, "%s: %s too small for %ld rounds\n", prog, nvme_dev, rounds);
 		exit(2);
 	}
@@ -718,7 +754,80 @@ static void open_loop(unsigned long npages)
 		die("LOOP_SET_FD");
 }
 
-/* P of round @n of the passthru and loop writers, each on a disk of its own. */
+/* One DM ioctl on /dev/mapper/control: @io, followed by @len bytes of @data. */
+static void dm_ioctl_call(int ctl, unsigned long req, struct dm_ioctl *io, const void *data,
+			  size_t len, const char *what)
+{
+	static char buf[sizeof(struct dm_ioctl) + 256] __attribute__((aligned(8)));
+
+	if (len > sizeof(buf) - sizeof(*io))
+		die(what);
+	io->version[0] = DM_VERSION_MAJOR;
+	io->version[1] = 0;
+	io->version[2] = 0;
+	io->data_size = (uint32_t)(sizeof(*io) + len);
+	io->data_start = sizeof(*io);
+	snprintf(io->name, sizeof(io->name), "%s", DM_NAME);
+	memcpy(buf, io, sizeof(*io));
+	if (len)
+		memcpy(buf + sizeof(*io), data, len);
+	if (ioctl(ctl, req, buf))
+		die(what);
+	memcpy(io, buf, sizeof(*io));
+}
+
+/*
+ * The dm device: linear, from DM_START of the NVMe disk (open_nvme()) to its
+ * end: created, its table loaded (the device now holds the member), resumed.
+ */
+static void open_dm(void)
+{
+	struct {
+		struct dm_target_spec spec;
+		char params[64];
+	} t = {0};
+	struct dm_ioctl io = {0};
+	struct stat st;
+	char path[32];
+	unsigned int minor;
+	int ctl = open("/dev/mapper/control", O_RDWR);
+
+	if (ctl < 0 || fstat(nvme_fd, &st))
+		die("/dev/mapper/control");
+	dm_ioctl_call(ctl, DM_DEV_CREATE, &io, NULL, 0, "DM_DEV_CREATE");
+	/* The kernel's huge dev_t encoding: minor bits 0-7 and 20-31. */
+	minor = (unsigned int)((io.dev & 0xff) | ((io.dev >> 12) & 0xfff00));
+	t.spec.sector_start = 0;
+	t.spec.length = (fd_size(nvme_fd) - DM_START) >> 9;
+	snprintf(t.spec.target_type, sizeof(t.spec.target_type), "linear");
+	snprintf(t.params, sizeof(t.params), "%u:%u %lu", major(st.st_rdev), minor(st.st_rdev),
+		 DM_START >> 9);
+	memset(&io, 0, sizeof(io));
+	io.target_count = 1;
+	dm_ioctl_call(ctl, DM_TABLE_LOAD, &io, &t, sizeof(t), "DM_TABLE_LOAD");
+	memset(&io, 0, sizeof(io));
+	dm_ioctl_call(ctl, DM_DEV_SUSPEND, &io, NULL, 0, "DM_DEV_SUSPEND (resume)");
+	close(ctl);
+	snprintf(path, sizeof(path), "/dev/dm-%u", minor);
+	dm_fd = open(path, O_RDWR);
+	if (dm_fd < 0)
+		die(path);
+}
+
+/* Close and remove the dm device. */
+static void close_dm(void)
+{
+	struct dm_ioctl io = {0};
+	int ctl = open("/dev/mapper/control", O_RDWR);
+
+	close(dm_fd);
+	if (ctl < 0)
+		die("/dev/mapper/control");
+	dm_ioctl_call(ctl, DM_DEV_REMOVE, &io, NULL, 0, "DM_DEV_REMOVE");
+	close(ctl);
+}
+
+/* P of round @n of the passthru, loop and dm writers, each on a disk of its own. */
 static uint64_t own_page(long n)
 {
 	return (uint64_t)n * 2 + 1;
@@ -728,9 +837,9 @@ int main(int argc, char **argv)
 {
 	static const char usage[] =
 	    "usage: coherence [--dev DEV] [--rounds N] "
-	    "[--writers pwrite,map,dio,mount,flight,aio,passthru,loop,part] [--span PAGES] "
+	    "[--writers pwrite,map,dio,mount,flight,aio,passthru,loop,dm,part] [--span PAGES] "
 	    "[--fs-dev DEV] [--flight-dev DEV] [--nvme-dev DEV] [--loop-dev DEV]\n";
-	int want[W_NR] = {1, 1, 1, 1, 1, 1, 1, 1, 1};
+	int want[W_NR] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
 	struct tally all = {0};
 	unsigned long npages;
 	uint64_t *buf;
@@ -832,7 +941,7 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (want[W_PASSTHRU])
+	if (want[W_PASSTHRU] || want[W_DM])
 		open_nvme(own_page(rounds));
 	if (want[W_LOOP])
 		open_loop(own_page(rounds));
@@ -872,11 +981,13 @@ int main(int argc, char **argv)
 			continue;
 		if (k == W_PART) /* the disk has a partition from here on */
 			part_fd = make_partition(npages);
+		if (k == W_DM) /* the NVMe disk is held from here on */
+			open_dm();
 		for (n = 0; n < rounds; n++)
 			one_round((enum writer)k,
 				  k == W_MOUNT			? 0
 				  : k == W_FLIGHT || k == W_AIO ? fl_page(k, n)
-				  : k == W_PASSTHRU || k == W_LOOP
+				  : k == W_PASSTHRU || k == W_LOOP || k == W_DM
 				      ? own_page(n)
 				      : (uint64_t)(k * rounds + n) * (span + 1),
 				  buf, &t);
@@ -897,6 +1008,8 @@ int main(int argc, char **argv)
 	waitpid(child, &status, 0);
 	if (loop_fd >= 0 && ioctl(loop_fd, LOOP_CLR_FD))
 		die("LOOP_CLR_FD");
+	if (dm_fd >= 0)
+		close_dm();
 	printf("rounds=%ld\nwindows=%ld\nstale_reads=%lu\nwrong_reads=%lu\n", all.rounds,
 	       all.windows, all.stale, all.wrong);
 	return all.stale || all.wrong ? 1 : 0;
