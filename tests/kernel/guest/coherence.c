@@ -55,15 +55,18 @@
  * asynchronously defers nothing any more: no window. It comes after the
  * flight writer, whose disk it shares.)
  *
- * The passthru writer's page is on an NVMe namespace (--nvme-dev, /dev/nvme0n1):
- * its new version is an NVMe Write sent through the namespace's character
- * device (/dev/ng0n1, NVME_IOCTL_IO_CMD), which never opens the block device
- * and never touches its page cache. P was reclaimed in step 3, so the witness
- * reads version 2 from the disk. A kernel that deferred the flush leaves the
- * reader on the old frame. (With luf, a passthrough request that sends data
- * flushes what its disk owes before it is issued, and the disk defers nothing
- * from then on: the first round opens a window that the write closes, later
- * rounds open none.)
+ * The passthru writer's page is on an NVMe namespace (--nvme-dev; found by its
+ * subsystem's NQN, ending in ":luf", QEMU's name for a controller of serial
+ * luf): its new version is an NVMe Write passed through (NVME_IOCTL_IO_CMD),
+ * which never touches the page cache. P was reclaimed in step 3, so the
+ * witness reads version 2 from the disk. A kernel that deferred the flush
+ * leaves the reader on the old frame. (With luf, a passthrough request that
+ * sends data flushes what its disk owes before it is issued, and the disk
+ * defers nothing from then on: the first round opens a window that the
+ * write closes, later rounds open none.) The mpath writer does the same on a
+ * namespace of an NVMe subsystem (--mpath-dev; NQN ending in ":luf-mpath"):
+ * under native multipath its page cache is the head's disk, while the
+ * request goes to a path's queue, whose disk is another one.
  *
  * The loop writer's page is on a loop device (--loop-dev, /dev/loop0) backed
  * by a file in this program's file system (the initramfs): its new version is
@@ -80,6 +83,15 @@
  * the dm device once P was reclaimed. (With luf, a device stacked on another
  * defers nothing: the dm writer opens no window.)
  *
+ * The target writer's page is on a fourth disk (--target-dev, /dev/vdd),
+ * exported by the NVMe target's block backend (set up in configfs) through
+ * its loopback transport: its new version is a pwrite() and fdatasync() to
+ * the namespace that appears on the host side (NQN luf-target), which the
+ * target writes to the disk with bios of its own, around the disk's page
+ * cache, without claiming it. (With luf, a disk a writer in the kernel opened
+ * for write without claiming it defers nothing: the target writer opens no
+ * window.)
+ *
  * The part writer comes last: partition 1 of the disk (/dev/vda1, from
  * 1 MiB to the end, added with BLKPG) has a page cache of its own. Each
  * round writes version 2 through it *before* step 3 (pwrite(), fsync()),
@@ -95,9 +107,10 @@
  * (isolcpus=N): a kernel thread there ends the window too.
  *
  * Usage: coherence [--dev /dev/vda] [--rounds N]
- *                  [--writers pwrite,map,dio,mount,flight,aio,passthru,loop,dm,part]
- *                  [--span PAGES] [--fs-dev /dev/vdb] [--flight-dev /dev/vdc]
- *                  [--nvme-dev /dev/nvme0n1] [--loop-dev /dev/loop0]
+ *                  [--writers pwrite,map,dio,mount,flight,aio,passthru,mpath,loop,dm,
+ *                  target,part] [--span PAGES] [--fs-dev /dev/vdb]
+ *                  [--flight-dev /dev/vdc] [--nvme-dev DEV] [--mpath-dev DEV]
+ *                  [--loop-dev /dev/loop0] [--target-dev /dev/vdd]
  * Prints key=value lines per writer (<writer>_rounds, _windows, _stale_reads,
  * _wrong_reads, _reads, _witness_reads; flight and aio also _tested) and
  * totals (rounds, windows, stale_reads, wrong_reads). Exit: 0 no stale or
@@ -106,6 +119,7 @@
 #include "common.h"
 
 #include <ctype.h>
+#include <dirent.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -132,13 +146,16 @@ enum writer {
 	W_FLIGHT,
 	W_AIO,
 	W_PASSTHRU,
+	W_MPATH,
 	W_LOOP,
 	W_DM,
+	W_TARGET,
 	W_PART,
 	W_NR
 };
-static const char *const writer_name[W_NR] = {"pwrite", "map",	    "dio",  "mount", "flight",
-					      "aio",	"passthru", "loop", "dm",    "part"};
+static const char *const writer_name[W_NR] = {"pwrite", "map", "dio",	   "mount",
+					      "flight", "aio", "passthru", "mpath",
+					      "loop",	"dm",  "target",   "part"};
 
 /* The ext2 superblock at byte 1024: its mount count and magic (little-endian). */
 #define SB_MNT_COUNT (1024 + 52)
@@ -151,11 +168,23 @@ static const char *const writer_name[W_NR] = {"pwrite", "map",	    "dio",  "moun
 #define FLIGHT_FILL 96UL
 
 static const char *dev = "/dev/vda", *fs_dev = "/dev/vdb", *flight_dev = "/dev/vdc",
-		  *nvme_dev = "/dev/nvme0n1", *loop_dev = "/dev/loop0";
+		  *loop_dev = "/dev/loop0", *target_dev = "/dev/vdd";
 static int fd, dio_fd, fs_fd = -1, part_fd = -1, flight_fd = -1, flight_dio_fd = -1;
-/* The passthru writer: the namespace's block device, its character device, its ID. */
-static int nvme_fd = -1, ng_fd = -1;
-static unsigned int nvme_nsid, nvme_lba_shift;
+/*
+ * An NVMe namespace's block device, found by the end of its subsystem's NQN
+ * unless given: the passthru and dm writers', the mpath writer's (a multipath
+ * head) and the target writer's host side.
+ */
+struct nvme_disk {
+	const char *nqn, *path;
+	char found[300];
+	int fd;
+	unsigned int nsid, lba_shift;
+};
+static struct nvme_disk nvme_plain = {.nqn = ":luf", .fd = -1},
+			nvme_mpath = {.nqn = ":luf-mpath", .fd = -1},
+			nvme_target = {.nqn = "luf-target", .fd = -1};
+static int target_fd = -1; /* the target writer's disk (its backend) */
 /* The loop writer: the loop device and its backing file. */
 #define LOOP_FILE "/coherence-loop.img"
 static int loop_fd = -1, loop_file_fd = -1;
@@ -408,21 +437,23 @@ static void do_write(enum writer k, uint64_t pgidx, unsigned int v, uint64_t *bu
 		if (mount(fs_dev, FS_DIR, "ext2", 0, NULL))
 			die("mount");
 		break;
-	case W_PASSTHRU: {
-		/* An NVMe Write of P through /dev/ngXnY: no block device, no page cache. */
+	case W_PASSTHRU:
+	case W_MPATH: {
+		/* An NVMe Write of P passed through: no page cache. */
+		struct nvme_disk *d = k == W_MPATH ? &nvme_mpath : &nvme_plain;
 		struct nvme_passthru_cmd cmd = {
 		    .opcode = 0x01,
-		    .nsid = nvme_nsid,
+		    .nsid = d->nsid,
 		    .addr = (uint64_t)(uintptr_t)buf,
 		    .data_len = PAGE_SIZE,
 		};
-		uint64_t slba = pgidx * PAGE_SIZE >> nvme_lba_shift;
+		uint64_t slba = pgidx * PAGE_SIZE >> d->lba_shift;
 
 		cmd.cdw10 = (uint32_t)slba;
 		cmd.cdw11 = (uint32_t)(slba >> 32);
-		cmd.cdw12 = (PAGE_SIZE >> nvme_lba_shift) - 1; /* blocks, 0-based */
+		cmd.cdw12 = (PAGE_SIZE >> d->lba_shift) - 1; /* blocks, 0-based */
 		sig_fill(buf, pgidx, v);
-		if (ioctl(ng_fd, NVME_IOCTL_IO_CMD, &cmd))
+		if (ioctl(d->fd, NVME_IOCTL_IO_CMD, &cmd))
 			die("NVMe Write (NVME_IOCTL_IO_CMD)");
 		break;
 	}
@@ -432,9 +463,15 @@ static void do_write(enum writer k, uint64_t pgidx, unsigned int v, uint64_t *bu
 		break;
 	case W_DM: /* around the dm device: its member */
 		sig_fill(buf, pgidx, v);
-		pwrite_all(nvme_fd, buf, PAGE_SIZE, (off_t)(DM_START + pgidx * PAGE_SIZE));
-		if (fdatasync(nvme_fd))
+		pwrite_all(nvme_plain.fd, buf, PAGE_SIZE, (off_t)(DM_START + pgidx * PAGE_SIZE));
+		if (fdatasync(nvme_plain.fd))
 			die("fdatasync member");
+		break;
+	case W_TARGET: /* through the NVMe target, around the disk's page cache */
+		sig_fill(buf, pgidx, v);
+		pwrite_all(nvme_target.fd, buf, PAGE_SIZE, (off_t)(pgidx * PAGE_SIZE));
+		if (fdatasync(nvme_target.fd))
+			die("fdatasync target namespace");
 		break;
 	case W_PART: /* before step 3 */
 		sig_fill(buf, pgidx, v);
@@ -518,9 +555,11 @@ static void one_round(enum writer k, uint64_t pgidx, uint64_t *buf, struct tally
 {
 	int sb = k == W_MOUNT, ai = k == W_AIO, fl = k == W_FLIGHT || ai;
 	int dfd = fl		    ? flight_fd
-		  : k == W_PASSTHRU ? nvme_fd
+		  : k == W_PASSTHRU ? nvme_plain.fd
+		  : k == W_MPATH    ? nvme_mpath.fd
 		  : k == W_LOOP	    ? loop_fd
 		  : k == W_DM	    ? dm_fd
+		  : k == W_TARGET   ? target_fd
 				    : fd;
 	int invalidated = 0, read_old = 0;
 	struct reader r = {.pgidx = pgidx, .sb = sb};
@@ -712,33 +751,105 @@ static uint64_t fl_page(int k, long n)
 	return (uint64_t)((k == W_AIO ? rounds : 0) + n) * (FLIGHT_FILL + 2) + FLIGHT_FILL;
 }
 
-/* The NVMe namespace, its character device (/dev/nvmeXnY -> /dev/ngXnY) and ID. */
-static void open_nvme(unsigned long npages)
+/* Find @d's block device in /sys/block by its subsystem's NQN (2 s at most). */
+static void find_nvme(struct nvme_disk *d)
 {
-	char ng[64];
+	double until = now_s() + 2;
+
+	do {
+		DIR *dir = opendir("/sys/block");
+		struct dirent *e;
+
+		if (!dir)
+			die("/sys/block");
+		while ((e = readdir(dir))) {
+			char path[300], nqn[256] = "";
+			size_t n, m = strlen(d->nqn);
+			unsigned int a, b, c;
+			int f;
+
+			/* nvmeXnY, not a multipath path's hidden nvmeXcYnZ. */
+			if (sscanf(e->d_name, "nvme%un%u", &a, &b) != 2 ||
+			    sscanf(e->d_name, "nvme%uc%un%u", &a, &b, &c) == 3)
+				continue;
+			snprintf(path, sizeof(path), "/sys/block/%s/device/subsysnqn", e->d_name);
+			f = open(path, O_RDONLY);
+			if (f < 0)
+				continue;
+			n = (size_t)(read(f, nqn, sizeof(nqn) - 1) > 0 ? strcspn(nqn, "\n") : 0);
+			close(f);
+			nqn[n] = 0;
+			if (n >= m && !strcmp(nqn + n - m, d->nqn)) {
+				snprintf(d->found, sizeof(d->found), "/dev/%s", e->d_name);
+				d->path = d->found;
+			}
+		}
+		closedir(dir);
+		if (!d->path)
+			usleep(20000);
+	} while (!d->path && now_s() < until);
+	if (!d->path) {
+		fprintf(stderr, "%s: no NVMe namespace whose subsystem NQN ends in '%s'\n", prog,
+			d->nqn);
+		exit(2);
+	}
+}
+
+/* @d's block device (found if not given), its namespace ID and block size. */
+static void open_nvme(struct nvme_disk *d, unsigned long bytes)
+{
 	int lbs = 0, id;
 
-	nvme_fd = open(nvme_dev, O_RDWR);
-	if (nvme_fd < 0)
-		die(nvme_dev);
-	if (strncmp(nvme_dev, "/dev/nvme", 9)) {
-		fprintf(stderr, "%s: --nvme-dev %s is not /dev/nvmeXnY\n", prog, nvme_dev);
-		exit(2);
-	}
-	snprintf(ng, sizeof(ng), "/dev/ng%s", nvme_dev + 9);
-	ng_fd = open(ng, O_RDWR);
-	if (ng_fd < 0)
-		die(ng);
-	id = ioctl(ng_fd, NVME_IOCTL_ID);
-	if (id <= 0 || ioctl(nvme_fd, BLKSSZGET, &lbs) || lbs < 512 || lbs > (int)PAGE_SIZE ||
+	if (!d->path)
+		find_nvme(d);
+	d->fd = open(d->path, O_RDWR);
+	if (d->fd < 0)
+		die(d->path);
+	id = ioctl(d->fd, NVME_IOCTL_ID);
+	if (id <= 0 || ioctl(d->fd, BLKSSZGET, &lbs) || lbs < 512 || lbs > (int)PAGE_SIZE ||
 	    (lbs & (lbs - 1)))
 		die("NVMe namespace ID or block size");
-	nvme_nsid = (unsigned int)id;
-	nvme_lba_shift = (unsigned int)__builtin_ctz((unsigned int)lbs);
-	if (fd_size(nvme_fd) < DM_START + npages * PAGE_SIZE) {
-		fprintf(stderr, "%s: %s too small for %ld rounds\n", prog, nvme_dev, rounds);
+	d->nsid = (unsigned int)id;
+	d->lba_shift = (unsigned int)__builtin_ctz((unsigned int)lbs);
+	if (fd_size(d->fd) < bytes) {
+		fprintf(stderr, "%s: %s too small for %ld rounds\n", prog, d->path, rounds);
 		exit(2);
 	}
+}
+
+#define CFG "/sys/kernel/config/nvmet"
+
+/*
+ * The target writer's disk, exported by the NVMe target's block backend
+ * (subsystem luf-target, namespace 1, a loopback port), and the namespace
+ * that then appears on the host side.
+ */
+static void setup_target(unsigned long bytes)
+{
+	target_fd = open(target_dev, O_RDWR);
+	if (target_fd < 0)
+		die(target_dev);
+	if (fd_size(target_fd) < bytes) {
+		fprintf(stderr, "%s: %s too small for %ld rounds\n", prog, target_dev, rounds);
+		exit(2);
+	}
+	if (mount("none", "/sys/kernel/config", "configfs", 0, NULL) && errno != EBUSY)
+		die("mount configfs");
+	if (mkdir(CFG "/subsystems/luf-target", 0755) ||
+	    mkdir(CFG "/subsystems/luf-target/namespaces/1", 0755) || mkdir(CFG "/ports/1", 0755))
+		die("nvmet configfs");
+	write_file(CFG "/subsystems/luf-target/attr_allow_any_host", "1");
+	write_file(CFG "/subsystems/luf-target/namespaces/1/device_path", target_dev);
+	write_file(CFG "/subsystems/luf-target/namespaces/1/enable", "1");
+	write_file(CFG "/ports/1/addr_trtype", "loop");
+	if (symlink(CFG "/subsystems/luf-target", CFG "/ports/1/subsystems/luf-target"))
+		die("nvmet port");
+	/*
+	 * One I/O queue: with a queue per CPU, the connect of the isolated
+	 * reader CPU's queue failed (-EXDEV: no online CPU mapped to it).
+	 */
+	write_file("/dev/nvme-fabrics", "transport=loop,nqn=luf-target,nr_io_queues=1");
+	open_nvme(&nvme_target, bytes);
 }
 
 /* The loop device, backed by a new file of @npages pages. */
@@ -792,13 +903,13 @@ static void open_dm(void)
 	unsigned int minor;
 	int ctl = open("/dev/mapper/control", O_RDWR);
 
-	if (ctl < 0 || fstat(nvme_fd, &st))
+	if (ctl < 0 || fstat(nvme_plain.fd, &st))
 		die("/dev/mapper/control");
 	dm_ioctl_call(ctl, DM_DEV_CREATE, &io, NULL, 0, "DM_DEV_CREATE");
 	/* The kernel's huge dev_t encoding: minor bits 0-7 and 20-31. */
 	minor = (unsigned int)((io.dev & 0xff) | ((io.dev >> 12) & 0xfff00));
 	t.spec.sector_start = 0;
-	t.spec.length = (fd_size(nvme_fd) - DM_START) >> 9;
+	t.spec.length = (fd_size(nvme_plain.fd) - DM_START) >> 9;
 	snprintf(t.spec.target_type, sizeof(t.spec.target_type), "linear");
 	snprintf(t.params, sizeof(t.params), "%u:%u %lu", major(st.st_rdev), minor(st.st_rdev),
 		 DM_START >> 9);
@@ -837,9 +948,10 @@ int main(int argc, char **argv)
 {
 	static const char usage[] =
 	    "usage: coherence [--dev DEV] [--rounds N] "
-	    "[--writers pwrite,map,dio,mount,flight,aio,passthru,loop,dm,part] [--span PAGES] "
-	    "[--fs-dev DEV] [--flight-dev DEV] [--nvme-dev DEV] [--loop-dev DEV]\n";
-	int want[W_NR] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+	    "[--writers pwrite,map,dio,mount,flight,aio,passthru,mpath,loop,dm,target,part] "
+	    "[--span PAGES] [--fs-dev DEV] [--flight-dev DEV] [--nvme-dev DEV] [--mpath-dev DEV] "
+	    "[--loop-dev DEV] [--target-dev DEV]\n";
+	int want[W_NR] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
 	struct tally all = {0};
 	unsigned long npages;
 	uint64_t *buf;
@@ -860,7 +972,11 @@ int main(int argc, char **argv)
 		else if ((v = opt_value(argc, argv, &i, "--flight-dev")))
 			flight_dev = v;
 		else if ((v = opt_value(argc, argv, &i, "--nvme-dev")))
-			nvme_dev = v;
+			nvme_plain.path = v;
+		else if ((v = opt_value(argc, argv, &i, "--mpath-dev")))
+			nvme_mpath.path = v;
+		else if ((v = opt_value(argc, argv, &i, "--target-dev")))
+			target_dev = v;
 		else if ((v = opt_value(argc, argv, &i, "--loop-dev")))
 			loop_dev = v;
 		else if ((v = opt_value(argc, argv, &i, "--writers"))) {
@@ -942,7 +1058,9 @@ int main(int argc, char **argv)
 		}
 	}
 	if (want[W_PASSTHRU] || want[W_DM])
-		open_nvme(own_page(rounds));
+		open_nvme(&nvme_plain, DM_START + own_page(rounds) * PAGE_SIZE);
+	if (want[W_MPATH])
+		open_nvme(&nvme_mpath, own_page(rounds) * PAGE_SIZE);
 	if (want[W_LOOP])
 		open_loop(own_page(rounds));
 	if (want[W_MOUNT]) {
@@ -983,11 +1101,13 @@ int main(int argc, char **argv)
 			part_fd = make_partition(npages);
 		if (k == W_DM) /* the NVMe disk is held from here on */
 			open_dm();
+		if (k == W_TARGET)
+			setup_target(own_page(rounds) * PAGE_SIZE);
 		for (n = 0; n < rounds; n++)
 			one_round((enum writer)k,
 				  k == W_MOUNT			? 0
 				  : k == W_FLIGHT || k == W_AIO ? fl_page(k, n)
-				  : k == W_PASSTHRU || k == W_LOOP || k == W_DM
+				  : k >= W_PASSTHRU && k <= W_TARGET
 				      ? own_page(n)
 				      : (uint64_t)(k * rounds + n) * (span + 1),
 				  buf, &t);
