@@ -524,14 +524,14 @@ static void aio_write_page(uint64_t pgidx, const void *page)
 static void *flight_main(void *arg)
 {
 	struct flight_req req;
-	uint64_t i, first;
+	uint64_t i;
 	char ok = 1;
 
 	(void)arg;
 	while (read(flight_req[0], &req, sizeof(req)) == sizeof(req)) {
 		uint64_t *page = flight_buf + FLIGHT_FILL * WORDS_PER_PAGE;
+		uint64_t first = req.pgidx - FLIGHT_FILL;
 
-		first = req.pgidx - FLIGHT_FILL;
 		for (i = 0; i <= FLIGHT_FILL; i++)
 			sig_fill(flight_buf + i * WORDS_PER_PAGE, first + i, 2);
 		pwrite_all(flight_dio_fd, flight_buf, FLIGHT_FILL * PAGE_SIZE,
@@ -718,7 +718,7 @@ static int make_partition(unsigned long npages)
 	const char *name = strrchr(dev, '/') ? strrchr(dev, '/') + 1 : dev;
 	/* vda1, but nvme0n1p1 and loop0p1: a name ending in a digit gets a 'p'. */
 	const char *sep = *name && isdigit((unsigned char)name[strlen(name) - 1]) ? "p" : "";
-	char path[64], num[32] = "";
+	char path[64];
 	unsigned int maj, min;
 	int i, f;
 
@@ -729,7 +729,7 @@ static int make_partition(unsigned long npages)
 	for (i = 0; i < 100 && access(path, F_OK); i++)
 		usleep(10000);
 	if (access(path, F_OK)) {
-		char sys[96];
+		char sys[96], num[32] = "";
 
 		snprintf(sys, sizeof(sys), "/sys/class/block/%s%s1/dev", name, sep);
 		f = open(sys, O_RDONLY);
@@ -985,7 +985,7 @@ int main(int argc, char **argv)
 			memset(want, 0, sizeof(want));
 			for (tok = strtok_r(list, ",", &save); tok;
 			     tok = strtok_r(NULL, ",", &save)) {
-				for (k = 0; k < W_NR && strcmp(tok, writer_name[k]); k++)
+				for (k = 0; k < W_NR && strcmp(tok, writer_name[k]) != 0; k++)
 					;
 				if (k == W_NR) {
 					fprintf(stderr, "%s: unknown writer '%s'\n%s", prog, tok,
@@ -1019,10 +1019,11 @@ int main(int argc, char **argv)
 	if (fd < 0 || dio_fd < 0)
 		die(dev);
 	npages = fd_size(fd) / PAGE_SIZE;
-	/* Writer k's pages on --dev start at k * rounds * (span + 1). */
-	for (k = W_NR - 1; k >= 0 && !(want[k] && (k <= W_DIO || k == W_PART)); k--)
-		;
-	if ((unsigned long)(span + 1) * (unsigned long)(k + 1) * rounds > npages) {
+	/* Writer k's pages on --dev start at k * rounds * (span + 1): the last one's. */
+	for (i = -1, k = 0; k < W_NR; k++)
+		if ((k <= W_DIO || k == W_PART) && want[k])
+			i = k;
+	if ((unsigned long)(span + 1) * (unsigned long)(i + 1) * rounds > npages) {
 		fprintf(stderr, "%s: %s too small for %ld rounds of %ld pages\n", prog, dev, rounds,
 			span);
 		return 2;
