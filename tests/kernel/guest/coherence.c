@@ -685,8 +685,16 @@ static void one_round(enum writer k, uint64_t pgidx, uint64_t *buf, struct tally
 		if (read(flight_done[0], &ok, 1) != 1)
 			die("flight done");
 	}
+	/*
+	 * A write around the page cache (passthru, mpath, loop, dm, target)
+	 * goes first: a read of P before it lands would fill the page cache
+	 * with version 1 again, for good (so does the pristine kernel), and
+	 * the witness would never see version 2.
+	 */
+	if (k >= W_PASSTHRU && k <= W_TARGET)
+		do_write(k, pgidx, 2, buf);
 	atomic_store(&witness_go, 1);
-	if (k != W_PART && !fl)
+	if (k < W_PASSTHRU && !fl)
 		do_write(k, pgidx, 2, buf);
 	usleep(50000);
 	atomic_store(&stop_witness, 1);
@@ -802,6 +810,20 @@ static void open_nvme(struct nvme_disk *d, unsigned long bytes)
 
 	if (!d->path)
 		find_nvme(d);
+	if (d == &nvme_mpath) {
+		/* A native-multipath head: its device is the NVMe subsystem. */
+		const char *name = strrchr(d->path, '/') ? strrchr(d->path, '/') + 1 : d->path;
+		char sys[300], target[PATH_MAX];
+
+		snprintf(sys, sizeof(sys), "/sys/block/%s/device", name);
+		if (!realpath(sys, target) || !strstr(target, "/nvme-subsys")) {
+			fprintf(stderr,
+				"%s: %s is not an NVMe multipath head disk "
+				"(CONFIG_NVME_MULTIPATH off, or nvme_core.multipath=0?)\n",
+				prog, d->path);
+			exit(2);
+		}
+	}
 	d->fd = open(d->path, O_RDWR);
 	if (d->fd < 0)
 		die(d->path);
@@ -1004,6 +1026,11 @@ int main(int argc, char **argv)
 		i += want[k];
 	if (!i) {
 		fprintf(stderr, "%s: --writers names no writer\n%s", prog, usage);
+		return 2;
+	}
+	/* Keeps the page arithmetic below far from overflow. */
+	if (rounds > 1L << 20 || span > 1L << 20) {
+		fprintf(stderr, "%s: --rounds and --span are at most %ld\n", prog, 1L << 20);
 		return 2;
 	}
 	if (nr_cpus() < 3) {
