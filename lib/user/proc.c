@@ -18,6 +18,20 @@
  * snapshot is pending wait for the next one (taken once the pending one
  * passes, so after their flushes too). That is the whole grace period:
  * two generations of waiting objects per thread.
+ *
+ * A node's @next is its owner word: NULL while the object is the caller's,
+ * never NULL from the luf_retire() that claims it (one compare-and-swap,
+ * so of two threads retiring it at once exactly one wins) until
+ * luf_reuse() or luf_proc_destroy() hands it back. Every access to it is
+ * atomic: a losing retirement may read it while the owner relinks it.
+ *
+ * fork(): the child has only the forking thread. pthread_atfork()
+ * handlers take every lock of every live domain before the fork (the
+ * domain's mutex, each key table entry's lock, the mprotect backend's
+ * mutex), so that no lock and no shared set is left half-held in the
+ * child, and release them after it; in the child, every other thread's
+ * registration is dropped (its section closed, its slot free, its objects
+ * left in the slot for the next thread that registers, or for destroy).
  */
 #define _GNU_SOURCE
 #include "user_internal.h"
@@ -34,7 +48,8 @@
 #define LUF_THREAD_LIVE 0x4c756654u /* "LufT" */
 
 /* The end of a node list: every node luf holds has a non-NULL next. */
-#define NODE_END ((struct luf_node *)(uintptr_t)1)
+static struct luf_node node_end;
+#define NODE_END (&node_end)
 
 /* A list of nodes: LIFO at the head (hot first), spliced in O(1). */
 struct node_list {
@@ -69,8 +84,9 @@ struct luf_proc {
 	unsigned int batch;
 	void *mem;
 	bool own_mem;
-	pthread_mutex_t lock;	/* registration and the orphans */
-	pthread_key_t exit_key; /* unregisters a thread that exits registered */
+	pthread_mutex_t lock;	    /* registration and the orphans */
+	struct luf_proc *next_live; /* on the list of live domains (fork handlers) */
+	pthread_key_t exit_key;	    /* unregisters a thread that exits registered */
 	unsigned int nr_registered;
 	unsigned int hi;	  /* ids below it were ever registered: the ones to scan */
 	struct node_list orphans; /* handed over by unregistered threads: flushed */
@@ -79,6 +95,12 @@ struct luf_proc {
 
 /* The calling thread's handle, if it is registered. */
 static _Thread_local struct luf_thread *luf_self;
+
+/* Every created domain, for the fork handlers; they hold @live_lock across fork(). */
+static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct luf_proc *live;
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+static int atfork_err; /* pthread_atfork()'s error, if it failed */
 
 static int proc_fail(int err, const char *fn, const char *what)
 {
@@ -148,25 +170,47 @@ static bool thread_ok(const struct luf_thread *t)
 static void hold_back(struct luf_thread *t, struct node_list *list);
 static void thread_exit(void *arg);
 
+/* @n's link (its owner word: see the top of this file), read and written atomically. */
+static struct luf_node *next_of(const struct luf_node *n)
+{
+	return __atomic_load_n(&n->next, __ATOMIC_RELAXED);
+}
+
+static void set_next(struct luf_node *n, struct luf_node *next)
+{
+	__atomic_store_n(&n->next, next, __ATOMIC_RELAXED);
+}
+
 static void push(struct node_list *l, struct luf_node *n)
 {
-	n->next = l->head ? l->head : NODE_END;
+	set_next(n, l->head ? l->head : NODE_END);
 	if (!l->head)
 		l->tail = n;
 	l->head = n;
 	l->nr++;
 }
 
+/* Take the head of @l; it stays luf's (its link non-NULL) until handed back. */
 static struct luf_node *pop(struct node_list *l)
 {
 	struct luf_node *n = l->head;
+	struct luf_node *next = next_of(n);
 
-	l->head = n->next == NODE_END ? NULL : n->next;
+	l->head = next == NODE_END ? NULL : next;
 	if (!l->head)
 		l->tail = NULL;
 	l->nr--;
-	n->next = NULL;
+	set_next(n, NODE_END);
 	return n;
+}
+
+/*
+ * The caller's again: release, so that the caller's next retirement (on
+ * any thread the caller hands it to) claims a node luf no longer touches.
+ */
+static void hand_back(struct luf_node *n)
+{
+	__atomic_store_n(&n->next, NULL, __ATOMIC_RELEASE);
 }
 
 /* Put @src in front of @dst and empty @src. */
@@ -174,12 +218,84 @@ static void splice(struct node_list *dst, struct node_list *src)
 {
 	if (!src->head)
 		return;
-	src->tail->next = dst->head ? dst->head : NODE_END;
+	set_next(src->tail, dst->head ? dst->head : NODE_END);
 	if (!dst->head)
 		dst->tail = src->tail;
 	dst->head = src->head;
 	dst->nr += src->nr;
 	*src = (struct node_list){0};
+}
+
+/*
+ * Every lock of @p that a thread may hold for a moment: taken before
+ * fork() so that none is held by a thread the child will not have.
+ * Order: the domain's mutex, the key table's entries (never nested with
+ * each other), the mprotect backend's mutex (held only around a flush,
+ * which runs with no other lock held).
+ */
+static void lock_all(struct luf_proc *p)
+{
+	pthread_mutex_lock(&p->lock);
+	for (unsigned int key = 1; key < p->kt->nr_keys; key++)
+		(void)__luf_lock(&__luf_keytab_entry(p->kt, key)->lock);
+	if (p->u.lock)
+		pthread_mutex_lock(p->u.lock);
+}
+
+static void unlock_all(struct luf_proc *p)
+{
+	if (p->u.lock)
+		pthread_mutex_unlock(p->u.lock);
+	for (unsigned int key = 1; key < p->kt->nr_keys; key++)
+		__luf_unlock(&__luf_keytab_entry(p->kt, key)->lock, 0);
+	pthread_mutex_unlock(&p->lock);
+}
+
+static void fork_prepare(void)
+{
+	pthread_mutex_lock(&live_lock);
+	for (struct luf_proc *p = live; p; p = p->next_live)
+		lock_all(p);
+}
+
+static void fork_parent(void)
+{
+	for (struct luf_proc *p = live; p; p = p->next_live)
+		unlock_all(p);
+	pthread_mutex_unlock(&live_lock);
+}
+
+/*
+ * In the child only the forking thread exists. Every other registered
+ * thread reads nothing any more: its section is closed (a counter left odd
+ * would hold back every reuse for ever) and its slot freed (destroy would
+ * refuse for ever). Its objects stay in the slot: the next thread to take
+ * the slot reuses them, destroy releases the rest. A domain being
+ * destroyed at the fork (magic cleared) is left alone: it is the child's
+ * leak, never its use.
+ */
+static void fork_child(void)
+{
+	for (struct luf_proc *p = live; p; p = p->next_live) {
+		for (unsigned int i = 0; p->magic == LUF_PROC_MAGIC && i < p->max_threads; i++) {
+			struct luf_thread *t = &p->threads[i];
+
+			if (t->state != LUF_THREAD_LIVE || t == luf_self)
+				continue;
+			t->rd.nest = 0;
+			if (t->rd.ctr & 1)
+				__luf_store_release(&t->rd.ctr, t->rd.ctr + 1);
+			t->state = LUF_THREAD_FREE;
+			p->nr_registered--;
+		}
+		unlock_all(p);
+	}
+	pthread_mutex_unlock(&live_lock);
+}
+
+static void atfork_init(void)
+{
+	atfork_err = pthread_atfork(fork_prepare, fork_parent, fork_child);
 }
 
 int luf_proc_create(struct luf_proc **out, const struct luf_proc_config *cfg)
@@ -215,6 +331,10 @@ int luf_proc_create(struct luf_proc **out, const struct luf_proc_config *cfg)
 		    "cfg->mem_size is below luf_proc_size(cfg): the block is too small");
 	if (!cfg->mem && cfg->mem_size)
 		return proc_fail(-EINVAL, __func__, "cfg->mem_size is set but cfg->mem is NULL");
+	pthread_once(&atfork_once, atfork_init);
+	if (atfork_err)
+		return proc_fail(-atfork_err, __func__,
+				 "pthread_atfork failed: fork() could not be handled");
 	n = cfg->max_threads ? cfg->max_threads : LUF_PROC_DEFAULT_THREADS;
 	mem = cfg->mem ? cfg->mem : aligned_alloc(LUF_CACHELINE, lo.total);
 	if (!mem)
@@ -276,6 +396,10 @@ int luf_proc_create(struct luf_proc **out, const struct luf_proc_config *cfg)
 		goto close;
 	}
 	p->magic = LUF_PROC_MAGIC;
+	pthread_mutex_lock(&live_lock);
+	p->next_live = live;
+	live = p;
+	pthread_mutex_unlock(&live_lock);
 	*out = p;
 	return 0;
 close:
@@ -296,9 +420,8 @@ static int fold_open(struct luf_thread *t)
 		return 0;
 	ret = luf_pcpu_fold(t->pc, &key);
 	while (!ret && t->open.head) {
-		struct luf_node *n = pop(&t->open);
+		struct luf_node *n = pop(&t->open); /* still claimed: see pop() */
 
-		n->next = NODE_END; /* held by luf: a second luf_retire() is refused */
 		ret = luf_free(t->fl, t->pc, &n->folio, key);
 		if (ret)
 			push(&t->open, n);
@@ -360,10 +483,19 @@ int luf_proc_destroy(struct luf_proc *p, void (*release)(struct luf_node *n, voi
 	}
 	p->magic = 0;
 	pthread_mutex_unlock(&p->lock);
+	/* Off the live list before its locks go: a fork waits for this. */
+	pthread_mutex_lock(&live_lock);
+	for (struct luf_proc **pp = &live; *pp; pp = &(*pp)->next_live)
+		if (*pp == p) {
+			*pp = p->next_live;
+			break;
+		}
+	pthread_mutex_unlock(&live_lock);
 	pthread_key_delete(p->exit_key);
 	while (p->orphans.head) {
 		struct luf_node *n = pop(&p->orphans);
 
+		hand_back(n);
 		if (release)
 			release(n, arg);
 	}
@@ -471,6 +603,27 @@ static void thread_exit(void *arg)
 		;
 }
 
+/*
+ * Make @n luf's: its link from NULL to non-NULL in one compare-and-swap.
+ * Of two threads retiring @n at once, exactly one succeeds; the other sees
+ * a non-NULL link and changes nothing. Without it both passed a plain
+ * check and put @n on two lists (issue 30, finding 2):
+ *
+ *   thread A                        thread B
+ *   n->next == NULL: ok             n->next == NULL: ok
+ *   push(A's open list, n)          push(B's open list, n)   n on both
+ *
+ * Acquire pairs with hand_back()'s release: luf's last writes to @n are
+ * done before a new claim.
+ */
+static bool claim(struct luf_node *n)
+{
+	struct luf_node *none = NULL;
+
+	return __atomic_compare_exchange_n(&n->next, &none, NODE_END, false, __ATOMIC_ACQUIRE,
+					   __ATOMIC_RELAXED);
+}
+
 int luf_retire(struct luf_thread *t, struct luf_node *n)
 {
 	int ret;
@@ -480,13 +633,21 @@ int luf_retire(struct luf_thread *t, struct luf_node *n)
 				 "@t is not the calling thread's registered handle");
 	if (!n)
 		return proc_fail(-EINVAL, __func__, "@n is NULL");
-	if (n->next || n->folio.state != LUF_FOLIO_IN_USE)
+	if (!claim(n))
 		return proc_fail(-EBUSY, __func__,
-				 "@n is retired already, or was not zeroed before its first "
-				 "retirement");
+				 "@n is retired already (maybe by another thread at the same "
+				 "time), or was not zeroed before its first retirement");
+	if (n->folio.state != LUF_FOLIO_IN_USE) {
+		hand_back(n);
+		return proc_fail(-EBUSY, __func__,
+				 "@n was not zeroed before its first retirement (its folio "
+				 "state is not LUF_FOLIO_IN_USE)");
+	}
 	ret = luf_unmap(t->pc, NULL, t->proc->all, LUF_PTE_ACCESSIBLE);
-	if (ret)
+	if (ret) {
+		hand_back(n);
 		return ret;
+	}
 	push(&t->open, n);
 	if (t->open.nr >= t->proc->batch)
 		return fold_open(t);
@@ -656,6 +817,7 @@ int luf_reuse(struct luf_thread *t, struct luf_node **out)
 	}
 	t->misses = 0;
 	*out = pop(&t->ready);
+	hand_back(*out);
 	/*
 	 * Keep a grace period under way while objects wait for one, so they
 	 * reach the ready list before it runs out: a stalled reader (one

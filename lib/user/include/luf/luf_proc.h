@@ -56,6 +56,32 @@
  * or, after that thread unregisters, through any thread. A thread is
  * registered with at most one struct luf_proc at a time.
  *
+ * Two threads that retire the same object at once (breaking U2) do not
+ * corrupt the domain: one compare-and-swap on the node claims it, exactly
+ * one call is accepted and the others return -EBUSY, changing nothing.
+ *
+ * fork(): the child process has only the thread that called fork(), and
+ * luf_proc knows it (pthread_atfork() handlers, installed by the first
+ * luf_proc_create(); liburcu's bulletproof flavour does the same). In the
+ * child, the forking thread keeps its registration with every domain, its
+ * handle, what it holds, and its read section if it forked inside one.
+ * Every other thread is unregistered: a read section it had open is
+ * closed (no reuse waits for a thread that does not exist) and its slot
+ * is free, so luf_proc_destroy() succeeds once the forking thread
+ * unregisters. The objects such a thread held stay in its slot: the next
+ * thread that registers in the child takes them over and reuses them, and
+ * luf_proc_destroy() releases the rest. The parent is unchanged.
+ *
+ * Around the fork() call the handlers take every lock of every domain, so
+ * a fork() waits for a registration, an unregistration, a batch fold or a
+ * flush (mprotect backend) in progress on another thread, and no lock is
+ * left held in the child. Not covered: another thread that is inside
+ * luf_retire(), luf_reuse() or luf_thread_unregister(), between two of its
+ * list updates, at the instant of the fork leaves its slot half-updated
+ * in the child. A fork() while the other threads are anywhere else
+ * (reading, or outside luf) is covered. A child that calls exec() at once
+ * needs none of this.
+ *
  * Errors are negative errno values; a set-up error is also named in one
  * line by luf_last_error() (<luf/error.h>), e.g.
  * "luf_proc_create: cfg->mem is not aligned to LUF_CACHELINE (64 bytes) (-EINVAL)".
@@ -212,7 +238,9 @@ int luf_proc_destroy(struct luf_proc *p, void (*release)(struct luf_node *n, voi
  * (luf_user_set_thread_id()). The handle is the thread's own: pass it to
  * the calls below from this thread only. A thread that exits registered
  * is unregistered on its way out (a pthread key destructor), its open
- * read section closed.
+ * read section closed. After fork(), only the forking thread is still
+ * registered in the child (see the top of this header); a new thread of
+ * the child may take the slot of a parent thread and reuse its objects.
  *
  * Return: 0 and *@out set; -EINVAL for NULL or a garbage @p; -EBUSY if
  * the thread is registered already (with @p or another domain);
@@ -288,12 +316,14 @@ static inline void luf_read_unlock(struct luf_thread *t)
  * batch is folded into one pending set and its objects go to the thread's
  * deferred free list. Call after the object was unpublished (U1).
  *
- * Context: no system call, no allocation, no flush; writes the thread's
- * own lines, and the key table once per batch.
+ * Context: no system call, no allocation, no flush; one compare-and-swap
+ * on @n (claiming it), writes the thread's own lines, and the key table
+ * once per batch.
  * Return: 0; -EINVAL for NULL or a handle that is not the calling
  * thread's registered one; -EBUSY if @n is retired already (a double
- * retirement) or was not zeroed before its first retirement. Nothing
- * changes on error; luf_last_error() names it.
+ * retirement, also when another thread retires it at the same time:
+ * exactly one of the calls is accepted) or was not zeroed before its
+ * first retirement. Nothing changes on error; luf_last_error() names it.
  */
 int luf_retire(struct luf_thread *t, struct luf_node *n);
 
