@@ -34,6 +34,16 @@
  * holds it open: later mounts then do not truncate its page cache, which
  * would settle on its own.
  *
+ * The release writer's page is a file's, on the same disk once the mount
+ * writer is done: ext2 with 4 KiB blocks (made again), a file of --rounds
+ * pages, each found on the disk with FIEMAP. The reader maps the disk's
+ * page; each round mounts the file system, writes the file's page through
+ * it (its own page cache, not the disk's), syncs and unmounts it, all
+ * before step 3: the holder is gone by the reclaim, and the disk's copy of
+ * P is still version 1, clean. The witness reads version 2 from the disk.
+ * (With luf, a write bio that is not the disk's own writeback makes the
+ * disk defer nothing: the release writer opens no window.)
+ *
  * The flight writer's page is on a third disk (--flight-dev, /dev/vdc), whose
  * writes QEMU throttles to 1 MiB/s, allowing bursts of 0.1 s: an O_DIRECT
  * pwrite() of the 384 KiB before P goes through at once and fills the bucket,
@@ -54,6 +64,12 @@
  * the witness reads version 2 from the disk. (With luf, a disk written
  * asynchronously defers nothing any more: no window. It comes after the
  * flight writer, whose disk it shares.)
+ *
+ * The zeroes writer's page is on an NVMe namespace of its own (--zeroes-dev;
+ * NQN ending in ":luf-zeroes"): an NVMe Write Zeroes of P passed through,
+ * which sends no data; version 2 is a page of zeros. (With luf, a command whose effects change logical blocks makes
+ * its namespace defer nothing and flushes what it owes first: a window the
+ * first round opens the command closes.)
  *
  * The passthru writer's page is on an NVMe namespace (--nvme-dev; found by its
  * subsystem's NQN, ending in ":luf", QEMU's name for a controller of serial
@@ -88,9 +104,15 @@
  * its loopback transport: its new version is a pwrite() and fdatasync() to
  * the namespace that appears on the host side (NQN luf-target), which the
  * target writes to the disk with bios of its own, around the disk's page
- * cache, without claiming it. (With luf, a disk a writer in the kernel opened
- * for write without claiming it defers nothing: the target writer opens no
- * window.)
+ * cache, without claiming it. (With luf, a write bio that is not the disk's own
+ * writeback makes the disk defer nothing and flushes what it owes first: as
+ * with the passthru writer, a window the first round opens the write closes.)
+ *
+ * The export writer is the target writer reversed: its reader maps the
+ * namespace the host side sees, and its new version is a pwrite() and
+ * fdatasync() to the target's disk, past the target writer's pages. (With
+ * luf, a namespace behind a fabric defers nothing: the export writer opens
+ * no window.)
  *
  * The part writer comes last: partition 1 of the disk (/dev/vda1, from
  * 1 MiB to the end, added with BLKPG) has a page cache of its own. Each
@@ -107,12 +129,15 @@
  * (isolcpus=N): a kernel thread there ends the window too.
  *
  * Usage: coherence [--dev /dev/vda] [--rounds N]
- *                  [--writers pwrite,map,dio,mount,flight,aio,passthru,mpath,loop,dm,
- *                  target,part] [--span PAGES] [--fs-dev /dev/vdb]
+ *                  [--writers pwrite,map,dio,mount,release,flight,aio,zeroes,passthru,
+ *                  mpath,loop,dm,target,export,part] [--span PAGES] [--fs-dev /dev/vdb]
  *                  [--flight-dev /dev/vdc] [--nvme-dev DEV] [--mpath-dev DEV]
- *                  [--loop-dev /dev/loop0] [--target-dev /dev/vdd]
+ *                  [--zeroes-dev DEV] [--loop-dev /dev/loop0] [--target-dev /dev/vdd]
  * Prints key=value lines per writer (<writer>_rounds, _windows, _stale_reads,
- * _wrong_reads, _reads, _witness_reads; flight and aio also _tested) and
+ * _wrong_reads, _reads, _witness_reads, _new_seen: the rounds whose witness
+ * read the new version, or for a writer around the page cache, whose disk
+ * has it (read with O_DIRECT), which must be all of them; flight and aio also
+ * _tested) and
  * totals (rounds, windows, stale_reads, wrong_reads). Exit: 0 no stale or
  * wrong read, 1 some, 2 set-up failure (also: no writer asked for).
  */
@@ -127,6 +152,7 @@
 #include <sys/mman.h>
 #include <linux/aio_abi.h>
 #include <linux/dm-ioctl.h>
+#include <linux/fiemap.h>
 #include <linux/blkpg.h>
 #include <linux/fs.h>
 #include <linux/loop.h>
@@ -143,19 +169,40 @@ enum writer {
 	W_MAP,
 	W_DIO,
 	W_MOUNT,
+	W_RELEASE,
 	W_FLIGHT,
 	W_AIO,
+	W_ZEROES,
 	W_PASSTHRU,
 	W_MPATH,
 	W_LOOP,
 	W_DM,
 	W_TARGET,
+	W_EXPORT,
 	W_PART,
 	W_NR
 };
-static const char *const writer_name[W_NR] = {"pwrite", "map", "dio",	   "mount",
-					      "flight", "aio", "passthru", "mpath",
-					      "loop",	"dm",  "target",   "part"};
+static const char *const writer_name[W_NR] = {"pwrite", "map", "dio",	 "mount",    "release",
+					      "flight", "aio", "zeroes", "passthru", "mpath",
+					      "loop",	"dm",  "target", "export",   "part"};
+
+/* Writers that write around the page cache before the witness starts. */
+static int around(int k)
+{
+	return k >= W_ZEROES && k <= W_EXPORT;
+}
+
+/* The slot of --dev a writer's pages lie in: pwrite, map, dio, then part. */
+static int vda_slot(int k)
+{
+	return k == W_PART ? W_DIO + 1 : k;
+}
+
+/* Writers whose new version is on the disk before step 3 (the reclaim). */
+static int before_reclaim(int k)
+{
+	return k == W_RELEASE || k == W_PART;
+}
 
 /* The ext2 superblock at byte 1024: its mount count and magic (little-endian). */
 #define SB_MNT_COUNT (1024 + 52)
@@ -172,8 +219,8 @@ static const char *dev = "/dev/vda", *fs_dev = "/dev/vdb", *flight_dev = "/dev/v
 static int fd, dio_fd, fs_fd = -1, part_fd = -1, flight_fd = -1, flight_dio_fd = -1;
 /*
  * An NVMe namespace's block device, found by the end of its subsystem's NQN
- * unless given: the passthru and dm writers', the mpath writer's (a multipath
- * head) and the target writer's host side.
+ * unless given: the passthru and dm writers', the zeroes writer's, the mpath
+ * writer's (a multipath head) and the target writer's host side.
  */
 struct nvme_disk {
 	const char *nqn, *path;
@@ -182,9 +229,15 @@ struct nvme_disk {
 	unsigned int nsid, lba_shift;
 };
 static struct nvme_disk nvme_plain = {.nqn = ":luf", .fd = -1},
+			nvme_zeroes = {.nqn = ":luf-zeroes", .fd = -1},
 			nvme_mpath = {.nqn = ":luf-mpath", .fd = -1},
 			nvme_target = {.nqn = "luf-target", .fd = -1};
-static int target_fd = -1; /* the target writer's disk (its backend) */
+static int target_fd = -1; /* the target and export writers' disk (the backend) */
+/* The release writer: --fs-dev, its file's pages there (FIEMAP), by round. */
+#define REL_FILE FS_DIR "/release"
+static int rel_fd = -1;
+static uint64_t *rel_page;
+static long rel_round; /* the round: the file's page */
 /* The loop writer: the loop device and its backing file. */
 #define LOOP_FILE "/coherence-loop.img"
 static int loop_fd = -1, loop_file_fd = -1;
@@ -200,7 +253,8 @@ static atomic_int stop_reader, stop_witness, reader_ready, witness_go, reader_pa
 
 struct reader {
 	const volatile uint64_t *page;
-	int sb; /* the page is a superblock's (the mount writer) */
+	int sb;	    /* the page is a superblock's (the mount writer) */
+	int zeroes; /* a page of zeros is version 2 (the zeroes writer) */
 	uint64_t pgidx;
 	pid_t tid;
 	unsigned long stale, wrong;
@@ -234,6 +288,10 @@ static void *reader_main(void *arg)
 			ok = SIG_MAGIC_OF(w) == SIG_MAGIC && SIG_PAGE_OF(w) == r->pgidx &&
 			     SIG_WORD_OF(w) == 0;
 			v = SIG_VERSION_OF(w);
+			if (r->zeroes && !w) {
+				ok = 1;
+				v = 2;
+			}
 		}
 		if (!ok)
 			r->wrong++;
@@ -248,7 +306,7 @@ static void *reader_main(void *arg)
 
 struct witness {
 	uint64_t pgidx;
-	int sb;
+	int sb, zeroes;
 	int fd; /* the disk's page cache (not the mount writer's) */
 	unsigned long reads;
 };
@@ -285,7 +343,8 @@ static void *witness_main(void *arg)
 				die("witness pread");
 			v = SIG_MAGIC_OF(w) == SIG_MAGIC && SIG_PAGE_OF(w) == wt->pgidx
 				? (long)SIG_VERSION_OF(w)
-				: -1;
+			    : wt->zeroes && !w ? 2
+					       : -1;
 		}
 		wt->reads++;
 		if (v > (long)atomic_load(&seen))
@@ -437,6 +496,33 @@ static void do_write(enum writer k, uint64_t pgidx, unsigned int v, uint64_t *bu
 		if (mount(fs_dev, FS_DIR, "ext2", 0, NULL))
 			die("mount");
 		break;
+	case W_RELEASE: {
+		/* The file's page through the file system, which is then released. */
+		int f;
+
+		if (mount(fs_dev, FS_DIR, "ext2", 0, NULL))
+			die("mount (release)");
+		f = open(REL_FILE, O_RDWR);
+		if (f < 0)
+			die(REL_FILE);
+		sig_fill(buf, pgidx, v);
+		pwrite_all(f, buf, PAGE_SIZE, (off_t)(rel_round * PAGE_SIZE));
+		if (fsync(f) || close(f) || umount(FS_DIR))
+			die("fsync or umount (release)");
+		break;
+	}
+	case W_ZEROES: {
+		/* An NVMe Write Zeroes of P passed through: no data, no page cache. */
+		struct nvme_passthru_cmd cmd = {.opcode = 0x08, .nsid = nvme_zeroes.nsid};
+		uint64_t slba = pgidx * PAGE_SIZE >> nvme_zeroes.lba_shift;
+
+		cmd.cdw10 = (uint32_t)slba;
+		cmd.cdw11 = (uint32_t)(slba >> 32);
+		cmd.cdw12 = (PAGE_SIZE >> nvme_zeroes.lba_shift) - 1; /* blocks, 0-based */
+		if (ioctl(nvme_zeroes.fd, NVME_IOCTL_IO_CMD, &cmd))
+			die("NVMe Write Zeroes (NVME_IOCTL_IO_CMD)");
+		break;
+	}
 	case W_PASSTHRU:
 	case W_MPATH: {
 		/* An NVMe Write of P passed through: no page cache. */
@@ -472,6 +558,12 @@ static void do_write(enum writer k, uint64_t pgidx, unsigned int v, uint64_t *bu
 		pwrite_all(nvme_target.fd, buf, PAGE_SIZE, (off_t)(pgidx * PAGE_SIZE));
 		if (fdatasync(nvme_target.fd))
 			die("fdatasync target namespace");
+		break;
+	case W_EXPORT: /* the target's disk, around the exported namespace's page cache */
+		sig_fill(buf, pgidx, v);
+		pwrite_all(target_fd, buf, PAGE_SIZE, (off_t)(pgidx * PAGE_SIZE));
+		if (fdatasync(target_fd))
+			die("fdatasync target disk");
 		break;
 	case W_PART: /* before step 3 */
 		sig_fill(buf, pgidx, v);
@@ -546,8 +638,26 @@ static void *flight_main(void *arg)
 	return NULL;
 }
 
+/* Whether P on @dfd's disk, read with O_DIRECT, is version 2 (zeros for @zeroes). */
+static int disk_has_new(int dfd, uint64_t pgidx, int zeroes)
+{
+	static uint64_t page[WORDS_PER_PAGE] __attribute__((aligned(4096)));
+	char path[64];
+	int f, ok;
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", dfd);
+	f = open(path, O_RDONLY | O_DIRECT);
+	if (f < 0 || pread(f, page, PAGE_SIZE, (off_t)(pgidx * PAGE_SIZE)) != (ssize_t)PAGE_SIZE)
+		die("O_DIRECT read of P");
+	close(f);
+	ok = zeroes ? !page[0]
+		    : SIG_MAGIC_OF(page[0]) == SIG_MAGIC && SIG_PAGE_OF(page[0]) == pgidx &&
+			  SIG_VERSION_OF(page[0]) == 2;
+	return ok;
+}
+
 struct tally {
-	long rounds, windows, tested;
+	long rounds, windows, tested, new_seen;
 	unsigned long stale, wrong, reads, witness_reads;
 };
 
@@ -556,14 +666,17 @@ static void one_round(enum writer k, uint64_t pgidx, uint64_t *buf, struct tally
 	int sb = k == W_MOUNT, ai = k == W_AIO, fl = k == W_FLIGHT || ai;
 	int dfd = fl		    ? flight_fd
 		  : k == W_PASSTHRU ? nvme_plain.fd
+		  : k == W_ZEROES   ? nvme_zeroes.fd
 		  : k == W_MPATH    ? nvme_mpath.fd
 		  : k == W_LOOP	    ? loop_fd
 		  : k == W_DM	    ? dm_fd
 		  : k == W_TARGET   ? target_fd
+		  : k == W_EXPORT   ? nvme_target.fd
+		  : k == W_RELEASE  ? rel_fd
 				    : fd;
-	int invalidated = 0, read_old = 0;
-	struct reader r = {.pgidx = pgidx, .sb = sb};
-	struct witness wt = {.pgidx = pgidx, .sb = sb, .fd = dfd};
+	int invalidated = 0, read_old = 0, zeroes = k == W_ZEROES;
+	struct reader r = {.pgidx = pgidx, .sb = sb, .zeroes = zeroes};
+	struct witness wt = {.pgidx = pgidx, .sb = sb, .zeroes = zeroes, .fd = dfd};
 	pthread_t rt, wtt;
 	unsigned char vec = 1;
 	unsigned long flt0;
@@ -646,7 +759,7 @@ static void one_round(enum writer k, uint64_t pgidx, uint64_t *buf, struct tally
 			die("flight done");
 	}
 
-	if (k == W_PART)
+	if (before_reclaim(k))
 		do_write(k, pgidx, 2, buf);
 
 	/* 3. A stale translation: accessed bit cleared unflushed, then reclaim. */
@@ -686,19 +799,27 @@ static void one_round(enum writer k, uint64_t pgidx, uint64_t *buf, struct tally
 			die("flight done");
 	}
 	/*
-	 * A write around the page cache (passthru, mpath, loop, dm, target)
-	 * goes first: a read of P before it lands would fill the page cache
-	 * with version 1 again, for good (so does the pristine kernel), and
-	 * the witness would never see version 2.
+	 * A write around the page cache (zeroes, passthru, mpath, loop, dm,
+	 * target, export) goes first: a read of P before it lands would fill
+	 * the page cache with version 1 again, for good (so does the pristine
+	 * kernel), and the witness would never see version 2.
 	 */
-	if (k >= W_PASSTHRU && k <= W_TARGET)
+	if (around(k))
 		do_write(k, pgidx, 2, buf);
 	atomic_store(&witness_go, 1);
-	if (k < W_PASSTHRU && !fl)
+	if (!around(k) && !before_reclaim(k) && !fl)
 		do_write(k, pgidx, 2, buf);
 	usleep(50000);
 	atomic_store(&stop_witness, 1);
 	pthread_join(wtt, NULL);
+	/*
+	 * The new version reached P (else the round proved nothing): the
+	 * witness read it, or, for a write around the page cache (whose stale
+	 * copy a refault on a kernel that flushed brings back for good), a
+	 * read of the disk that bypasses the page cache finds it.
+	 */
+	if (around(k) ? disk_has_new(dfd, pgidx, zeroes) : atomic_load(&seen) > (unsigned int)v0)
+		t->new_seen++;
 	atomic_store(&stop_reader, 1);
 	pthread_join(rt, NULL);
 	munmap(map, PAGE_SIZE);
@@ -874,6 +995,70 @@ static void setup_target(unsigned long bytes)
 	open_nvme(&nvme_target, bytes);
 }
 
+/*
+ * The release writer's file system on --fs-dev: ext2 with 4 KiB blocks (a
+ * file's page is then one page of the disk), a file of --rounds pages, and
+ * where each of its pages lies on the disk (FIEMAP); left unmounted.
+ */
+static void setup_release(uint64_t *buf)
+{
+	struct {
+		struct fiemap fm;
+		struct fiemap_extent fe[64];
+	} m = {0};
+	char cmd[256];
+	unsigned int i;
+	long n;
+	int f;
+
+	snprintf(cmd, sizeof(cmd), "mke2fs -F -b 4096 %s >/dev/null 2>&1", fs_dev);
+	if (system(cmd)) {
+		fprintf(stderr, "%s: mke2fs on %s failed (--fs-dev: a second disk)\n", prog,
+			fs_dev);
+		exit(2);
+	}
+	if ((mkdir(FS_DIR, 0755) && errno != EEXIST) || mount(fs_dev, FS_DIR, "ext2", 0, NULL))
+		die("mount (release set-up)");
+	f = open(REL_FILE, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	if (f < 0)
+		die(REL_FILE);
+	memset(buf, 0, PAGE_SIZE);
+	for (n = 0; n < rounds; n++)
+		pwrite_all(f, buf, PAGE_SIZE, (off_t)(n * PAGE_SIZE));
+	if (fsync(f))
+		die("fsync (release set-up)");
+	m.fm.fm_length = (uint64_t)rounds * PAGE_SIZE;
+	m.fm.fm_flags = FIEMAP_FLAG_SYNC;
+	m.fm.fm_extent_count = 64;
+	if (ioctl(f, FS_IOC_FIEMAP, &m))
+		die("FIEMAP");
+	rel_page = calloc((size_t)rounds, sizeof(*rel_page));
+	if (!rel_page)
+		die("calloc");
+	for (n = 0; n < rounds; n++) {
+		uint64_t off = (uint64_t)n * PAGE_SIZE;
+
+		for (i = 0; i < m.fm.fm_mapped_extents; i++) {
+			struct fiemap_extent *e = &m.fe[i];
+
+			if (off >= e->fe_logical && off < e->fe_logical + e->fe_length)
+				rel_page[n] = (e->fe_physical + off - e->fe_logical) / PAGE_SIZE;
+		}
+		if (!rel_page[n]) {
+			fprintf(stderr,
+				"%s: page %ld of %s not found by FIEMAP (%u extents mapped, at "
+				"most 64 read: fewer --rounds)\n",
+				prog, n, REL_FILE, m.fm.fm_mapped_extents);
+			exit(2);
+		}
+	}
+	if (close(f) || umount(FS_DIR))
+		die("umount (release set-up)");
+	rel_fd = open(fs_dev, O_RDWR);
+	if (rel_fd < 0)
+		die(fs_dev);
+}
+
 /* The loop device, backed by a new file of @npages pages. */
 static void open_loop(unsigned long npages)
 {
@@ -970,10 +1155,12 @@ int main(int argc, char **argv)
 {
 	static const char usage[] =
 	    "usage: coherence [--dev DEV] [--rounds N] "
-	    "[--writers pwrite,map,dio,mount,flight,aio,passthru,mpath,loop,dm,target,part] "
+	    "[--writers pwrite,map,dio,mount,release,flight,aio,zeroes,passthru,mpath,loop,dm,"
+	    "target,export,part] "
 	    "[--span PAGES] [--fs-dev DEV] [--flight-dev DEV] [--nvme-dev DEV] [--mpath-dev DEV] "
+	    "[--zeroes-dev DEV] "
 	    "[--loop-dev DEV] [--target-dev DEV]\n";
-	int want[W_NR] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+	int want[W_NR];
 	struct tally all = {0};
 	unsigned long npages;
 	uint64_t *buf;
@@ -982,6 +1169,8 @@ int main(int argc, char **argv)
 	int i, k, status;
 
 	prog = "coherence";
+	for (k = 0; k < W_NR; k++)
+		want[k] = 1;
 	for (i = 1; i < argc; i++) {
 		if ((v = opt_value(argc, argv, &i, "--dev")))
 			dev = v;
@@ -997,6 +1186,8 @@ int main(int argc, char **argv)
 			nvme_plain.path = v;
 		else if ((v = opt_value(argc, argv, &i, "--mpath-dev")))
 			nvme_mpath.path = v;
+		else if ((v = opt_value(argc, argv, &i, "--zeroes-dev")))
+			nvme_zeroes.path = v;
 		else if ((v = opt_value(argc, argv, &i, "--target-dev")))
 			target_dev = v;
 		else if ((v = opt_value(argc, argv, &i, "--loop-dev")))
@@ -1046,17 +1237,21 @@ int main(int argc, char **argv)
 	if (fd < 0 || dio_fd < 0)
 		die(dev);
 	npages = fd_size(fd) / PAGE_SIZE;
-	/* Writer k's pages on --dev start at k * rounds * (span + 1): the last one's. */
+	/*
+	 * The pages of the writer in slot i of --dev start at i * rounds *
+	 * (span + 1): the last slot's.
+	 */
 	for (i = -1, k = 0; k < W_NR; k++)
 		if ((k <= W_DIO || k == W_PART) && want[k])
-			i = k;
+			i = vda_slot(k);
 	if ((unsigned long)(span + 1) * (unsigned long)(i + 1) * rounds > npages) {
 		fprintf(stderr, "%s: %s too small for %ld rounds of %ld pages\n", prog, dev, rounds,
 			span);
 		return 2;
 	}
 	/* The part writer's first page lies past the partition's start. */
-	if (want[W_PART] && (unsigned long)W_PART * rounds * (span + 1) * PAGE_SIZE < PART_START) {
+	if (want[W_PART] &&
+	    (unsigned long)vda_slot(W_PART) * rounds * (span + 1) * PAGE_SIZE < PART_START) {
 		fprintf(stderr,
 			"%s: the part writer's pages start before the partition: "
 			"more --rounds or --span\n",
@@ -1085,8 +1280,16 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
+	/* The passthru writer's pages lie before DM_START. */
+	if (want[W_PASSTHRU] && own_page(rounds) * PAGE_SIZE > DM_START) {
+		fprintf(stderr, "%s: at most %lu rounds for the passthru writer\n", prog,
+			DM_START / PAGE_SIZE / 2 - 1);
+		return 2;
+	}
 	if (want[W_PASSTHRU] || want[W_DM])
 		open_nvme(&nvme_plain, DM_START + own_page(rounds) * PAGE_SIZE);
+	if (want[W_ZEROES])
+		open_nvme(&nvme_zeroes, own_page(rounds) * PAGE_SIZE);
 	if (want[W_MPATH])
 		open_nvme(&nvme_mpath, own_page(rounds) * PAGE_SIZE);
 	if (want[W_LOOP])
@@ -1129,22 +1332,34 @@ int main(int argc, char **argv)
 			part_fd = make_partition(npages);
 		if (k == W_DM) /* the NVMe disk is held from here on */
 			open_dm();
-		if (k == W_TARGET)
-			setup_target(own_page(rounds) * PAGE_SIZE);
-		for (n = 0; n < rounds; n++)
-			one_round((enum writer)k,
-				  k == W_MOUNT			? 0
-				  : k == W_FLIGHT || k == W_AIO ? fl_page(k, n)
-				  : k >= W_PASSTHRU && k <= W_TARGET
-				      ? own_page(n)
-				      : (uint64_t)(k * rounds + n) * (span + 1),
-				  buf, &t);
+		/* The target writer's pages, then the export writer's, on its disk. */
+		if ((k == W_TARGET || k == W_EXPORT) && target_fd < 0)
+			setup_target(own_page(2 * rounds) * PAGE_SIZE);
+		if (k == W_RELEASE)
+			setup_release(buf);
+		for (n = 0; n < rounds; n++) {
+			uint64_t pg = (uint64_t)(vda_slot(k) * rounds + n) * (span + 1);
+
+			if (k == W_MOUNT)
+				pg = 0;
+			else if (k == W_RELEASE)
+				pg = rel_page[n];
+			else if (k == W_FLIGHT || k == W_AIO)
+				pg = fl_page(k, n);
+			else if (k == W_EXPORT)
+				pg = own_page(rounds + n);
+			else if (around(k))
+				pg = own_page(n);
+			rel_round = n;
+			one_round((enum writer)k, pg, buf, &t);
+		}
 		printf("%s_rounds=%ld\n", writer_name[k], t.rounds);
 		printf("%s_windows=%ld\n", writer_name[k], t.windows);
 		printf("%s_stale_reads=%lu\n", writer_name[k], t.stale);
 		printf("%s_wrong_reads=%lu\n", writer_name[k], t.wrong);
 		printf("%s_reads=%lu\n", writer_name[k], t.reads);
 		printf("%s_witness_reads=%lu\n", writer_name[k], t.witness_reads);
+		printf("%s_new_seen=%ld\n", writer_name[k], t.new_seen);
 		if (k == W_FLIGHT || k == W_AIO)
 			printf("%s_tested=%ld\n", writer_name[k], t.tested);
 		all.rounds += t.rounds;

@@ -346,6 +346,9 @@ int luf_retire(struct luf_thread *t, struct luf_node *n);
  * preempted inside its section does not leave the thread with nothing to
  * reuse. Source: the grace-period pipeline of RCU implementations
  * (liburcu's call_rcu batches), with luf's deferred, skippable flush.
+ * The caller's own open section counts like any other: called inside
+ * one, it gets -EAGAIN for every object retired after that section
+ * began (do not wait for reuse inside a section: allocate instead).
  *
  * Context: may flush (one membarrier(2) call) when pend objects still
  * owe it; otherwise no system call and no allocation. Never waits for a
