@@ -68,7 +68,7 @@ struct luf_thread {
 	struct node_list ready; /* flushed, readers gone */
 	struct node_list wait;	/* flushed, waiting for the snapshot in @snap */
 	struct node_list later; /* flushed, found while @wait's snapshot was pending */
-	unsigned long *snap;	/* each thread's reader counter at the snapshot, 0 if even */
+	unsigned long *snap;	/* each thread's reader counter at the snapshot, 0 if outside */
 	unsigned long misses;	/* luf_reuse() calls in a row that found nothing */
 	unsigned long ticks;	/* luf_reuse() calls, for the periodic grace check */
 };
@@ -227,6 +227,26 @@ static void splice(struct node_list *dst, struct node_list *src)
 }
 
 /*
+ * Close @t's open sections, if any, for a thread that reads nothing any
+ * more (it exits, or it does not exist in a fork()'s child): depth 0 and
+ * one more section left, in one store.
+ */
+static void close_sections(struct luf_thread *t)
+{
+	unsigned long c = t->rd.ctr;
+
+	if (c & LUF_READER_NEST_MASK)
+		__luf_store_release(&t->rd.ctr, (c & ~LUF_READER_NEST_MASK) + LUF_READER_LEFT);
+}
+
+/* Is the section a snapshot saw (@snap, depth not 0) still open at @cur? */
+static bool section_open(unsigned long cur, unsigned long snap)
+{
+	return (cur & LUF_READER_NEST_MASK) &&
+	       (cur >> LUF_READER_NEST_BITS) == (snap >> LUF_READER_NEST_BITS);
+}
+
+/*
  * Every lock of @p that a thread may hold for a moment: taken before
  * fork() so that none is held by a thread the child will not have.
  * Order: the domain's mutex, the key table's entries (never nested with
@@ -282,9 +302,7 @@ static void fork_child(void)
 
 			if (t->state != LUF_THREAD_LIVE || t == luf_self)
 				continue;
-			t->rd.nest = 0;
-			if (t->rd.ctr & 1)
-				__luf_store_release(&t->rd.ctr, t->rd.ctr + 1);
+			close_sections(t);
 			t->state = LUF_THREAD_FREE;
 			p->nr_registered--;
 		}
@@ -558,7 +576,7 @@ int luf_thread_unregister(struct luf_thread *t)
 	if (!thread_ok(t))
 		return proc_fail(-EINVAL, __func__,
 				 "@t is not the calling thread's registered handle");
-	if (t->rd.nest)
+	if (t->rd.ctr & LUF_READER_NEST_MASK)
 		return proc_fail(-EBUSY, __func__, "the thread is inside a read section");
 	p = t->proc;
 	ret = fold_open(t);
@@ -594,11 +612,7 @@ static void thread_exit(void *arg)
 
 	if (t != luf_self)
 		return;
-	if (t->rd.nest) {
-		t->rd.nest = 0;
-		__luf_store_release(&t->rd.ctr, t->rd.ctr | 1);
-		__luf_store_release(&t->rd.ctr, t->rd.ctr + 1);
-	}
+	close_sections(t);
 	for (int i = 0; i < 3 && luf_thread_unregister(t); i++)
 		;
 }
@@ -654,7 +668,7 @@ int luf_retire(struct luf_thread *t, struct luf_node *n)
 	return 0;
 }
 
-/* Is some registered thread inside a read section? (Its counter is odd.) */
+/* Is some registered thread inside a read section? (Its depth is not 0.) */
 static bool readers_inside(const struct luf_proc *p)
 {
 #if defined(LUF_MUTANT_PROC_NO_READERS)
@@ -664,7 +678,7 @@ static bool readers_inside(const struct luf_proc *p)
 	unsigned int hi = __atomic_load_n(&p->hi, __ATOMIC_ACQUIRE);
 
 	for (unsigned int i = 0; i < hi; i++)
-		if (__luf_load_acquire(&p->threads[i].rd.ctr) & 1)
+		if (__luf_load_acquire(&p->threads[i].rd.ctr) & LUF_READER_NEST_MASK)
 			return true;
 	return false;
 }
@@ -677,11 +691,16 @@ static void take_snapshot(struct luf_thread *t)
 	for (unsigned int i = 0; i < p->max_threads; i++) {
 		unsigned long c = i < hi ? __luf_load_acquire(&p->threads[i].rd.ctr) : 0;
 
-		t->snap[i] = (c & 1) ? c : 0;
+		t->snap[i] = (c & LUF_READER_NEST_MASK) ? c : 0;
 	}
 }
 
-/* Has every section open at the snapshot closed? */
+/*
+ * Has every section open at the snapshot closed? A thread's section is
+ * still open while its depth is not 0 and its count of sections left is
+ * the snapshot's; its depth alone may change (nested sections, signal
+ * handlers) while the section stays open.
+ */
 static bool snapshot_passed(const struct luf_thread *t)
 {
 	const struct luf_proc *p = t->proc;
@@ -692,7 +711,8 @@ static bool snapshot_passed(const struct luf_thread *t)
 	unsigned int hi = __atomic_load_n(&p->hi, __ATOMIC_ACQUIRE);
 
 	for (unsigned int i = 0; i < hi; i++)
-		if (t->snap[i] && __luf_load_acquire(&p->threads[i].rd.ctr) == t->snap[i])
+		if (t->snap[i] &&
+		    section_open(__luf_load_acquire(&p->threads[i].rd.ctr), t->snap[i]))
 			return false;
 	return true;
 }

@@ -29,7 +29,9 @@
  * What a reader must do for the guarantee to hold (the rules, exactly):
  *  R1. Call luf_read_lock() before loading a pointer to a shared object
  *      and luf_read_unlock() after its last access through that pointer,
- *      on the struct luf_thread of the calling thread. Sections nest.
+ *      on the struct luf_thread of the calling thread. Sections nest,
+ *      and a signal handler may open its own on the handle of the thread
+ *      it interrupted (both calls are async-signal-safe).
  *  R2. Load shared pointers with at least a relaxed atomic load (or
  *      READ_ONCE): luf puts no fence in the reader, so the compiler must
  *      not move the load out of the section; luf_read_lock() has a
@@ -142,17 +144,29 @@ struct luf_proc;
 /* One registered thread: opaque, but for its reader half (struct luf_reader). */
 struct luf_thread;
 
+/* Bits of struct luf_reader.ctr that hold the depth of nested sections: its low half. */
+#define LUF_READER_NEST_BITS (sizeof(unsigned long) * 4)
+/* The depth of nested sections in struct luf_reader.ctr (0 outside every section). */
+#define LUF_READER_NEST_MASK ((1ul << LUF_READER_NEST_BITS) - 1)
+/* One section left, in the high half of struct luf_reader.ctr. */
+#define LUF_READER_LEFT (1ul << LUF_READER_NEST_BITS)
+
 /**
  * struct luf_reader - the reader half of a struct luf_thread, its first member
- * @ctr: odd while the thread is inside a read section; its count of
- *	sections, times two; written only by its thread, read by reusers
- * @nest: the depth of nested sections (the thread's own)
+ * @ctr: one word, written only by its thread, read by reusers: the low
+ *	%LUF_READER_NEST_BITS bits are the depth of nested sections (not 0
+ *	while the thread is inside a section), the high bits count the
+ *	outermost sections it has left (modulo their width)
  *
- * The fields are luf's: use luf_read_lock() and luf_read_unlock().
+ * One word, so that every change of a section's state is one store: a
+ * signal handler that runs between two stores of a two-word reader would
+ * find the depth raised but the section unpublished (liburcu's membarrier
+ * flavour keeps its nesting count and grace-period phase in one word for
+ * the same reason). The fields are luf's: use luf_read_lock() and
+ * luf_read_unlock().
  */
 struct luf_reader {
 	unsigned long ctr;
-	unsigned int nest;
 };
 
 /**
@@ -263,46 +277,90 @@ int luf_thread_register(struct luf_proc *p, struct luf_thread **out);
  */
 int luf_thread_unregister(struct luf_thread *t);
 
+#if defined(LUF_MUTANT_PROC_SIGNAL_SPLIT)
+/* Mutant: the depth of nested sections in a word of its own (luf_read_lock()). */
+static __thread unsigned long luf_mutant_depth;
+#endif
+
 /**
  * luf_read_lock() - enter a read section
  * @t: the calling thread's handle
  *
- * One release store of the thread's own reader line (a plain store on
- * x86-64) and a compiler barrier: no fence, no atomic read-modify-write.
- * Sections nest. See the reader
- * rules R1-R3 at the top of this header.
+ * One load and one release store of the thread's own reader line (a plain
+ * store on x86-64) and a compiler barrier: no fence, no atomic
+ * read-modify-write. Sections nest. Async-signal-safe: a signal handler
+ * may open and close sections on the handle of the thread it interrupts,
+ * also while that thread is inside luf_read_lock() or luf_read_unlock()
+ * (a handler leaves the depth as it found it, so the one store the
+ * interrupted call makes after it is still right; the count of sections
+ * left may lose the handler's step, which only makes a reuser wait
+ * longer). See the reader rules R1-R3 at the top of this header.
  */
 static inline void luf_read_lock(struct luf_thread *t)
 {
 	struct luf_reader *r = (struct luf_reader *)(void *)t;
 
-	if (r->nest++ == 0) {
-		/*
-		 * Release (a plain store on x86-64, stlr on arm64: no fence):
-		 * a reuser that reads this odd value is then ordered after the
-		 * thread's previous section too, not only after its unlock.
-		 */
-		__luf_store_release(&r->ctr, r->ctr + 1);
-		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	}
+#if defined(LUF_MUTANT_PROC_SIGNAL_SPLIT)
+	/*
+	 * Mutant: the depth in a word of its own, raised before the section
+	 * is published: a signal handler between the two finds the depth
+	 * raised and reads unpublished.
+	 */
+	if (luf_mutant_depth++ != 0)
+		return;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+#endif
+	/*
+	 * Release (a plain store on x86-64, stlr on arm64: no fence): a
+	 * reuser that reads the raised depth is then ordered after the
+	 * thread's previous section too, not only after its unlock.
+	 */
+	__luf_store_release(&r->ctr, __atomic_load_n(&r->ctr, __ATOMIC_RELAXED) + 1);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 }
 
 /**
  * luf_read_unlock() - leave a read section
  * @t: the calling thread's handle
  *
- * A release store of the reader line when the outermost section ends:
- * the section's loads are ordered before it. An unlock without a lock is
- * ignored (it would otherwise hide the thread's later sections).
+ * A release store of the reader line: the section's loads are ordered
+ * before it; the outermost unlock also counts the section as left. An
+ * unlock without a lock is ignored (it would otherwise hide the thread's
+ * later sections). Async-signal-safe, like luf_read_lock().
  */
 static inline void luf_read_unlock(struct luf_thread *t)
 {
 	struct luf_reader *r = (struct luf_reader *)(void *)t;
+	unsigned long c;
 
-	if (__builtin_expect(r->nest == 0, 0))
+#if defined(LUF_MUTANT_PROC_SIGNAL_SPLIT)
+	if (luf_mutant_depth == 0 || --luf_mutant_depth != 0)
 		return;
-	if (--r->nest == 0)
-		__luf_store_release(&r->ctr, r->ctr + 1);
+#endif
+	c = __atomic_load_n(&r->ctr, __ATOMIC_RELAXED);
+	if (__builtin_expect((c & LUF_READER_NEST_MASK) == 0, 0))
+		return;
+	c--;
+	if ((c & LUF_READER_NEST_MASK) == 0)
+		c += LUF_READER_LEFT;
+	__luf_store_release(&r->ctr, c);
+}
+
+/**
+ * luf_read_inside() - is the calling thread inside a read section?
+ * @t: the calling thread's handle
+ *
+ * As reusers see it: true from the store of the outermost luf_read_lock()
+ * to the store of the matching luf_read_unlock(). For assertions, like
+ * rcu_read_lock_held().
+ *
+ * Return: true inside a read section, false outside.
+ */
+static inline bool luf_read_inside(const struct luf_thread *t)
+{
+	const struct luf_reader *r = (const struct luf_reader *)(const void *)t;
+
+	return (__atomic_load_n(&r->ctr, __ATOMIC_RELAXED) & LUF_READER_NEST_MASK) != 0;
 }
 
 /**
