@@ -114,6 +114,19 @@
  * luf, a namespace behind a fabric defers nothing: the export writer opens
  * no window.)
  *
+ * The shared writer's page is on a disk image QEMU attaches twice
+ * (--shared-dev /dev/vde and --shared-alias /dev/vdf, image locking off): two
+ * disks to this kernel, one to the host, as a LUN two hosts share or an
+ * image two VMs attach. Its reader maps the first; its new version is a
+ * pwrite() and fdatasync() to the second, around the first's page cache,
+ * which this kernel cannot see (set-up checks that a page written through
+ * the second with O_DIRECT is read through the first). Set-up writes 0 to
+ * the first disk's
+ * /sys/block/<disk>/queue/luf_defer (where the file exists), as the
+ * administrator of such a disk must, then prints what the file reads and
+ * the errno of writing 1 (shared_luf_defer, shared_unmark_errno). (With luf, a disk so marked defers
+ * nothing: the shared writer opens no window.)
+ *
  * The part writer comes last: partition 1 of the disk (/dev/vda1, from
  * 1 MiB to the end, added with BLKPG) has a page cache of its own. Each
  * round writes version 2 through it *before* step 3 (pwrite(), fsync()),
@@ -130,9 +143,10 @@
  *
  * Usage: coherence [--dev /dev/vda] [--rounds N]
  *                  [--writers pwrite,map,dio,mount,release,flight,aio,zeroes,passthru,
- *                  mpath,loop,dm,target,export,part] [--span PAGES] [--fs-dev /dev/vdb]
+ *                  mpath,loop,dm,target,export,shared,part] [--span PAGES] [--fs-dev /dev/vdb]
  *                  [--flight-dev /dev/vdc] [--nvme-dev DEV] [--mpath-dev DEV]
  *                  [--zeroes-dev DEV] [--loop-dev /dev/loop0] [--target-dev /dev/vdd]
+ *                  [--shared-dev /dev/vde] [--shared-alias /dev/vdf]
  * Prints key=value lines per writer (<writer>_rounds, _windows, _stale_reads,
  * _wrong_reads, _reads, _witness_reads, _new_seen: the rounds whose witness
  * read the new version, or for a writer around the page cache, whose disk
@@ -179,17 +193,18 @@ enum writer {
 	W_DM,
 	W_TARGET,
 	W_EXPORT,
+	W_SHARED,
 	W_PART,
 	W_NR
 };
-static const char *const writer_name[W_NR] = {"pwrite", "map", "dio",	 "mount",    "release",
-					      "flight", "aio", "zeroes", "passthru", "mpath",
-					      "loop",	"dm",  "target", "export",   "part"};
+static const char *const writer_name[W_NR] = {
+    "pwrite",	"map",	 "dio",	 "mount", "release", "flight", "aio",	 "zeroes",
+    "passthru", "mpath", "loop", "dm",	  "target",  "export", "shared", "part"};
 
 /* Writers that write around the page cache before the witness starts. */
 static int around(int k)
 {
-	return k >= W_ZEROES && k <= W_EXPORT;
+	return k >= W_ZEROES && k <= W_SHARED;
 }
 
 /* The slot of --dev a writer's pages lie in: pwrite, map, dio, then part. */
@@ -215,7 +230,10 @@ static int before_reclaim(int k)
 #define FLIGHT_FILL 96UL
 
 static const char *dev = "/dev/vda", *fs_dev = "/dev/vdb", *flight_dev = "/dev/vdc",
-		  *loop_dev = "/dev/loop0", *target_dev = "/dev/vdd";
+		  *loop_dev = "/dev/loop0", *target_dev = "/dev/vdd", *shared_dev = "/dev/vde",
+		  *shared_alias = "/dev/vdf";
+/* The shared writer: the disk its reader maps, and the same image again. */
+static int shared_fd = -1, shared_alias_fd = -1;
 static int fd, dio_fd, fs_fd = -1, part_fd = -1, flight_fd = -1, flight_dio_fd = -1;
 /*
  * An NVMe namespace's block device, found by the end of its subsystem's NQN
@@ -565,6 +583,12 @@ static void do_write(enum writer k, uint64_t pgidx, unsigned int v, uint64_t *bu
 		if (fdatasync(target_fd))
 			die("fdatasync target disk");
 		break;
+	case W_SHARED: /* the image's other disk, around this one's page cache */
+		sig_fill(buf, pgidx, v);
+		pwrite_all(shared_alias_fd, buf, PAGE_SIZE, (off_t)(pgidx * PAGE_SIZE));
+		if (fdatasync(shared_alias_fd))
+			die("fdatasync shared alias");
+		break;
 	case W_PART: /* before step 3 */
 		sig_fill(buf, pgidx, v);
 		pwrite_all(part_fd, buf, PAGE_SIZE, (off_t)(pgidx * PAGE_SIZE - PART_START));
@@ -672,6 +696,7 @@ static void one_round(enum writer k, uint64_t pgidx, uint64_t *buf, struct tally
 		  : k == W_DM	    ? dm_fd
 		  : k == W_TARGET   ? target_fd
 		  : k == W_EXPORT   ? nvme_target.fd
+		  : k == W_SHARED   ? shared_fd
 		  : k == W_RELEASE  ? rel_fd
 				    : fd;
 	int invalidated = 0, read_old = 0, zeroes = k == W_ZEROES;
@@ -1145,6 +1170,76 @@ static void close_dm(void)
 	close(ctl);
 }
 
+/*
+ * Do the shared writer's two disks show one image? A page written to the
+ * alias past the rounds' pages is read back from the other, both with
+ * O_DIRECT.
+ */
+static int same_image(unsigned long npages)
+{
+	static uint64_t page[WORDS_PER_PAGE] __attribute__((aligned(4096)));
+	off_t off = (off_t)(npages * PAGE_SIZE);
+	int a = open(shared_alias, O_RDWR | O_DIRECT), d = open(shared_dev, O_RDONLY | O_DIRECT);
+	int ok;
+
+	if (a < 0 || d < 0)
+		die("O_DIRECT open of the shared disks");
+	sig_fill(page, npages, 7);
+	if (pwrite(a, page, PAGE_SIZE, off) != (ssize_t)PAGE_SIZE)
+		die("O_DIRECT write of the shared alias");
+	memset(page, 0, sizeof(page));
+	if (pread(d, page, PAGE_SIZE, off) != (ssize_t)PAGE_SIZE)
+		die("O_DIRECT read of the shared disk");
+	ok = SIG_MAGIC_OF(page[0]) == SIG_MAGIC && SIG_PAGE_OF(page[0]) == npages &&
+	     SIG_VERSION_OF(page[0]) == 7;
+	close(a);
+	close(d);
+	return ok;
+}
+
+/*
+ * The shared writer's disks; its reader's is marked as its administrator
+ * must (luf_defer 0), where the kernel has the file. Prints shared_marked.
+ */
+static void open_shared(unsigned long npages)
+{
+	const char *name = strrchr(shared_dev, '/');
+	char path[128];
+	int marked = 0;
+
+	shared_fd = open(shared_dev, O_RDWR);
+	shared_alias_fd = open(shared_alias, O_RDWR);
+	if (shared_fd < 0 || shared_alias_fd < 0)
+		die("shared disk (--shared-dev, --shared-alias)");
+	if (fd_size(shared_fd) < (npages + 1) * PAGE_SIZE ||
+	    fd_size(shared_alias_fd) < (npages + 1) * PAGE_SIZE) {
+		fprintf(stderr, "%s: %s too small for %ld rounds\n", prog, shared_dev, rounds);
+		exit(2);
+	}
+	if (!same_image(npages)) {
+		fprintf(stderr, "%s: %s and %s are not one disk image\n", prog, shared_dev,
+			shared_alias);
+		exit(2);
+	}
+	snprintf(path, sizeof(path), "/sys/block/%s/queue/luf_defer", name ? name + 1 : shared_dev);
+	if (access(path, F_OK) == 0) {
+		char v[8] = "";
+		int f;
+
+		write_file(path, "0");
+		marked = 1;
+		/* It now reads 0, and the mark cannot be undone (EINVAL). */
+		f = open(path, O_RDWR);
+		if (f < 0 || read(f, v, sizeof(v) - 1) < 0)
+			die(path);
+		printf("shared_luf_defer=%c\n", v[0]);
+		errno = 0;
+		printf("shared_unmark_errno=%d\n", pwrite(f, "1", 1, 0) < 0 ? errno : 0);
+		close(f);
+	}
+	printf("shared_marked=%d\n", marked);
+}
+
 /* P of round @n of the passthru, loop and dm writers, each on a disk of its own. */
 static uint64_t own_page(long n)
 {
@@ -1156,10 +1251,10 @@ int main(int argc, char **argv)
 	static const char usage[] =
 	    "usage: coherence [--dev DEV] [--rounds N] "
 	    "[--writers pwrite,map,dio,mount,release,flight,aio,zeroes,passthru,mpath,loop,dm,"
-	    "target,export,part] "
+	    "target,export,shared,part] "
 	    "[--span PAGES] [--fs-dev DEV] [--flight-dev DEV] [--nvme-dev DEV] [--mpath-dev DEV] "
 	    "[--zeroes-dev DEV] "
-	    "[--loop-dev DEV] [--target-dev DEV]\n";
+	    "[--loop-dev DEV] [--target-dev DEV] [--shared-dev DEV] [--shared-alias DEV]\n";
 	int want[W_NR];
 	struct tally all = {0};
 	unsigned long npages;
@@ -1192,6 +1287,10 @@ int main(int argc, char **argv)
 			target_dev = v;
 		else if ((v = opt_value(argc, argv, &i, "--loop-dev")))
 			loop_dev = v;
+		else if ((v = opt_value(argc, argv, &i, "--shared-dev")))
+			shared_dev = v;
+		else if ((v = opt_value(argc, argv, &i, "--shared-alias")))
+			shared_alias = v;
 		else if ((v = opt_value(argc, argv, &i, "--writers"))) {
 			char *list = strdup(v), *tok, *save = NULL;
 
@@ -1294,6 +1393,8 @@ int main(int argc, char **argv)
 		open_nvme(&nvme_mpath, own_page(rounds) * PAGE_SIZE);
 	if (want[W_LOOP])
 		open_loop(own_page(rounds));
+	if (want[W_SHARED])
+		open_shared(own_page(rounds));
 	if (want[W_MOUNT]) {
 		char cmd[256];
 
