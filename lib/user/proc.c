@@ -39,6 +39,7 @@
 #include <luf/luf_proc.h>
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -861,6 +862,73 @@ int luf_reuse(struct luf_thread *t, struct luf_node **out)
 	} else if (free >= batch) {
 		take_flushed(t, 0);
 	}
+	return 0;
+}
+
+/*
+ * Wait until every section open now has closed: per thread, its counter
+ * now, then until its count of sections left moves or its depth is 0
+ * (liburcu's wait for readers, one thread at a time: a section that opens
+ * after the read of its thread's counter began after the caller's
+ * barrier, so it cannot hold what the caller unpublished before it).
+ * Yields while it spins. Skips the calling thread (outside any section).
+ */
+static void wait_for_readers(const struct luf_thread *t)
+{
+	const struct luf_proc *p = t->proc;
+	unsigned int hi = __atomic_load_n(&p->hi, __ATOMIC_ACQUIRE);
+
+#if defined(LUF_MUTANT_PROC_SYNC_NO_WAIT)
+	/* Mutant: returns while sections that may hold the objects are open. */
+	return;
+#endif
+	for (unsigned int i = 0; i < hi; i++) {
+		const unsigned long *ctr = &p->threads[i].rd.ctr;
+		unsigned long c = __luf_load_acquire(ctr);
+
+		if (&p->threads[i] == t || !(c & LUF_READER_NEST_MASK))
+			continue;
+		for (unsigned int spin = 0; section_open(__luf_load_acquire(ctr), c); spin++)
+			if (spin >= 64)
+				sched_yield();
+	}
+}
+
+int luf_synchronize(struct luf_thread *t)
+{
+	struct node_list list = {0};
+	struct luf_proc *p;
+	int ret;
+
+	if (!thread_ok(t))
+		return proc_fail(-EINVAL, __func__,
+				 "@t is not the calling thread's registered handle");
+	if (t->rd.ctr & LUF_READER_NEST_MASK)
+		return proc_fail(-EDEADLK, __func__,
+				 "the thread is inside a read section (it would wait for itself)");
+	p = t->proc;
+	/* The thread's objects: folded, flushed for if they owe it, off the free list. */
+	ret = fold_open(t);
+	if (!ret)
+		ret = drain(t, &list);
+	if (ret) {
+		if (list.head)
+			hold_back(t, &list); /* flushed: nothing is lost */
+		return proc_fail(ret, __func__, "the flush of what the thread holds failed");
+	}
+	/* The barrier after everything the caller unpublished, retired or not. */
+	ret = luf_user_flush(&p->u, p->all, p->max_threads);
+	if (ret) {
+		if (list.head)
+			hold_back(t, &list);
+		return proc_fail(ret, __func__, "the barrier (flush) failed");
+	}
+	adopt(t);
+	wait_for_readers(t);
+	/* Every section open at this call, or at any earlier snapshot, has closed. */
+	splice(&t->ready, &list);
+	splice(&t->ready, &t->wait);
+	splice(&t->ready, &t->later);
 	return 0;
 }
 

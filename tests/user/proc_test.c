@@ -6,8 +6,9 @@
  * the grace-period generations, hand-over at unregister, a failed flush,
  * and every set-up mistake with its error.
  *
- * Built twice more with a rule of lib/user/proc.c switched off
- * (LUF_MUTANT_PROC_NO_READERS, LUF_MUTANT_PROC_SNAP_EARLY): each must fail
+ * Built three times more with a rule of lib/user/proc.c switched off
+ * (LUF_MUTANT_PROC_NO_READERS, LUF_MUTANT_PROC_SNAP_EARLY,
+ * LUF_MUTANT_PROC_SYNC_NO_WAIT): each must fail
  * here (ctest WILL_FAIL), which shows these tests see the rule.
  */
 #define _GNU_SOURCE
@@ -161,6 +162,87 @@ static void one_flush_per_batch(void **state)
 		free(o[i]);
 }
 
+/*
+ * luf_synchronize(): what the thread retired before it comes back from
+ * luf_reuse() with no further system call; at most two for the call.
+ */
+static void synchronize_makes_retired_reusable(void **state)
+{
+	struct luf_proc_config cfg = {.max_threads = 2, .batch = 8};
+	const struct luf_user *u;
+	struct luf_proc *p;
+	struct luf_thread *t;
+	struct obj *o[3];
+	struct luf_node *n;
+	unsigned long calls;
+
+	(void)state;
+	assert_int_equal(luf_thread_unregister(self), 0);
+	assert_int_equal(luf_proc_create(&p, &cfg), 0);
+	assert_int_equal(luf_thread_register(p, &t), 0);
+	u = luf_proc_backend(p);
+	for (int i = 0; i < 3; i++) {
+		o[i] = new_obj();
+		assert_int_equal(luf_retire(t, &o[i]->node), 0); /* a part batch: open */
+	}
+	calls = luf_user_calls(u);
+	assert_int_equal(luf_synchronize(t), 0);
+	assert_in_range(luf_user_calls(u) - calls, 1, 2);
+	calls = luf_user_calls(u);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(luf_reuse(t, &n), 0);
+	assert_int_equal(luf_reuse(t, &n), -EAGAIN);
+	assert_int_equal(luf_user_calls(u), calls);
+	assert_int_equal(luf_thread_held(t), 0);
+	assert_int_equal(luf_synchronize(t), 0); /* nothing held: the barrier alone */
+	assert_int_equal(luf_user_calls(u), calls + 1);
+	assert_int_equal(luf_thread_unregister(t), 0);
+	assert_int_equal(luf_proc_destroy(p, NULL, NULL), 0);
+	assert_int_equal(luf_thread_register(proc, &self), 0);
+	for (int i = 0; i < 3; i++)
+		free(o[i]);
+}
+
+/* luf_synchronize() inside a section, with a bad handle, and when its flush fails. */
+static int fail_flushes;
+
+static long flaky_membarrier(int cmd, unsigned int flags, int cpu_id);
+
+static void synchronize_errors(void **state)
+{
+	struct luf_proc_config cfg = {.max_threads = 2, .batch = 1, .membarrier = flaky_membarrier};
+	struct luf_proc *p;
+	struct luf_thread *t;
+	struct obj *o = new_obj();
+	struct luf_node *n;
+
+	(void)state;
+	assert_fails(luf_synchronize(NULL), -EINVAL, "luf_synchronize", "registered handle");
+	luf_read_lock(self);
+	assert_fails(luf_synchronize(self), -EDEADLK, "luf_synchronize", "inside a read section");
+	luf_read_lock(self);
+	assert_int_equal(luf_synchronize(self), -EDEADLK); /* nested */
+	luf_read_unlock(self);
+	luf_read_unlock(self);
+	assert_int_equal(luf_synchronize(self), 0);
+
+	assert_int_equal(luf_thread_unregister(self), 0);
+	assert_int_equal(luf_proc_create(&p, &cfg), 0);
+	assert_int_equal(luf_thread_register(p, &t), 0);
+	assert_int_equal(luf_retire(t, &o->node), 0);
+	__atomic_store_n(&fail_flushes, 1, __ATOMIC_RELAXED);
+	assert_fails(luf_synchronize(t), -EIO, "luf_synchronize", "failed");
+	assert_int_equal(luf_thread_held(t), 1); /* nothing lost */
+	__atomic_store_n(&fail_flushes, 0, __ATOMIC_RELAXED);
+	assert_int_equal(luf_synchronize(t), 0);
+	assert_int_equal(luf_reuse(t, &n), 0);
+	assert_ptr_equal(n, &o->node);
+	assert_int_equal(luf_thread_unregister(t), 0);
+	assert_int_equal(luf_proc_destroy(p, NULL, NULL), 0);
+	assert_int_equal(luf_thread_register(proc, &self), 0);
+	free(o);
+}
+
 /* Double retirement, a handle of another thread, NULLs. */
 static void misuse(void **state)
 {
@@ -305,6 +387,52 @@ static void later_objects_wait_for_a_later_snapshot(void **state)
 	free(b);
 }
 
+/*
+ * Rule: luf_synchronize() returns only once every section open at its
+ * barrier has closed. A reader inside a section may have loaded a pointer
+ * the caller then unpublished; the call (on a thread of its own) must
+ * still be waiting 100 ms later, and return once the section closes.
+ */
+struct sync_call {
+	pthread_t thread;
+	int ret;
+	int returned;
+};
+
+static void *synchronize_main(void *arg)
+{
+	struct sync_call *c = arg;
+	struct luf_thread *t;
+
+	c->ret = luf_thread_register(proc, &t);
+	if (!c->ret)
+		c->ret = luf_synchronize(t);
+	__atomic_store_n(&c->returned, 1, __ATOMIC_RELEASE);
+	if (!c->ret)
+		c->ret = luf_thread_unregister(t);
+	return NULL;
+}
+
+static void synchronize_waits_for_readers(void **state)
+{
+	static struct sync_call c; /* static: a failed check leaves the thread running */
+	struct reader *r = &readers[0];
+	struct timespec ts = {0, 100 * 1000 * 1000L};
+
+	(void)state;
+	c = (struct sync_call){0};
+	reader_start(r);
+	reader_do(r, 1); /* may have loaded what the caller unpublishes */
+	assert_int_equal(pthread_create(&c.thread, NULL, synchronize_main, &c), 0);
+	nanosleep(&ts, NULL);
+	assert_int_equal(__atomic_load_n(&c.returned, __ATOMIC_ACQUIRE), 0);
+	reader_do(r, 2);
+	pthread_join(c.thread, NULL);
+	assert_int_equal(c.ret, 0);
+	assert_int_equal(c.returned, 1);
+	reader_stop(r);
+}
+
 /* A section that starts after the flush does not hold an object back for ever. */
 static void new_sections_do_not_starve(void **state)
 {
@@ -364,8 +492,6 @@ static void unregister_hands_over(void **state)
 }
 
 /* A failed flush loses nothing: the object comes back once a flush works. */
-static int fail_flushes;
-
 static long flaky_membarrier(int cmd, unsigned int flags, int cpu_id)
 {
 	if (cmd == 1 << 3 && __atomic_load_n(&fail_flushes, __ATOMIC_RELAXED)) {
@@ -630,6 +756,9 @@ int main(int argc, char **argv)
 	    cmocka_unit_test_setup_teardown(one_flush_per_batch, setup, teardown),
 	    cmocka_unit_test_setup_teardown(part_batch_waits_for_misses, setup, teardown),
 	    cmocka_unit_test_setup_teardown(misuse, setup, teardown),
+	    cmocka_unit_test_setup_teardown(synchronize_makes_retired_reusable, setup, teardown),
+	    cmocka_unit_test_setup_teardown(synchronize_errors, setup, teardown),
+	    cmocka_unit_test_setup_teardown(synchronize_waits_for_readers, setup, teardown),
 	    cmocka_unit_test_setup_teardown(reader_inside_holds_reuse, setup, teardown),
 	    cmocka_unit_test_setup_teardown(later_objects_wait_for_a_later_snapshot, setup,
 					    teardown),

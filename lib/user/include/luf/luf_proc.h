@@ -19,6 +19,8 @@
  *                            still be reading; flushes (one membarrier for
  *                            everything pending) only when no other flush
  *                            since the retirement already covered it
+ *   luf_synchronize()        the waiting form: returns once no reader can
+ *                            still read what was unpublished before it
  *
  * The objects are the caller's: embed a struct luf_node in each (zeroed
  * before its first retirement) and allocate from luf_reuse() first, from
@@ -417,6 +419,35 @@ int luf_retire(struct luf_thread *t, struct luf_node *n);
  * (every object stays pending).
  */
 int luf_reuse(struct luf_thread *t, struct luf_node **out);
+
+/**
+ * luf_synchronize() - wait until no reader can still read what was unpublished
+ * @t: the calling thread's handle, outside any read section
+ *
+ * The waiting form, like liburcu's synchronize_rcu(): when it returns,
+ * every read section that could have loaded a pointer the program
+ * unpublished before the call has ended. So an object unpublished before
+ * it (U1) may be freed or rewritten at once, retired or not; and every
+ * object the calling thread retired before it is on its ready list:
+ * luf_reuse() hands each back without a flush or a wait. Objects other
+ * threads retired stay theirs (their own luf_reuse() finds them).
+ *
+ * In order: folds the thread's open batch and takes its whole deferred
+ * free list (one flush if it still owes one), issues one barrier on every
+ * thread (luf_user_flush()), then waits for each thread's section open at
+ * that point to close, yielding the CPU while it spins.
+ *
+ * Context: blocks: one or two system calls (membarrier(2), or mprotect(2)
+ * with the mprotect backend) and as long as the longest read section open
+ * after the barrier; never call it from a signal handler or inside a
+ * section. Source: synchronize_rcu() (the grace period of RCU), built here
+ * from luf's barrier and the reader counters.
+ * Return: 0; -EINVAL for NULL or a handle that is not the calling
+ * thread's registered one; -EDEADLK inside a read section (the call would
+ * wait for itself); or the flush's error (objects the thread held stay
+ * held, nothing is lost; the caller must not free what it unpublished).
+ */
+int luf_synchronize(struct luf_thread *t);
 
 /**
  * luf_thread_held() - objects the thread holds for later reuse
