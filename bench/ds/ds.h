@@ -59,7 +59,7 @@ struct ds_node {
 	atomic_ulong key;
 	atomic_ulong canary; /* DS_MAGIC ^ key while a reader may hold it */
 	/* The scheme's entry (struct luf_node, rcu_head, ck_epoch_entry) or a free-list link. */
-	_Alignas(void *) unsigned char mech[24];
+	_Alignas(void *) unsigned char mech[32];
 };
 
 struct ds_bucket {

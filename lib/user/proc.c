@@ -65,13 +65,15 @@ struct luf_thread {
 	struct luf_proc *proc;
 	struct luf_pcpu *pc;
 	struct luf_freelist *fl;
-	struct node_list open;	/* retired, batch not folded yet */
-	struct node_list ready; /* flushed, readers gone */
-	struct node_list wait;	/* flushed, waiting for the snapshot in @snap */
-	struct node_list later; /* flushed, found while @wait's snapshot was pending */
-	unsigned long *snap;	/* each thread's reader counter at the snapshot, 0 if outside */
-	unsigned long misses;	/* luf_reuse() calls in a row that found nothing */
-	unsigned long ticks;	/* luf_reuse() calls, for the periodic grace check */
+	struct node_list open;	      /* retired, batch not folded yet */
+	struct node_list ready;	      /* flushed, readers gone */
+	struct node_list wait;	      /* flushed, waiting for the snapshot in @snap */
+	struct node_list later;	      /* flushed, found while @wait's snapshot was pending */
+	struct node_list calls;	      /* luf_call() objects no reader can read: callbacks to run */
+	unsigned long calls_inflight; /* luf_call() objects on the lists above @calls */
+	unsigned long *snap;  /* each thread's reader counter at the snapshot, 0 if outside */
+	unsigned long misses; /* luf_reuse() calls in a row that found nothing */
+	unsigned long ticks;  /* luf_reuse() calls, for the periodic grace check */
 };
 
 struct luf_proc {
@@ -89,9 +91,10 @@ struct luf_proc {
 	struct luf_proc *next_live; /* on the list of live domains (fork handlers) */
 	pthread_key_t exit_key;	    /* unregisters a thread that exits registered */
 	unsigned int nr_registered;
-	unsigned int hi;	  /* ids below it were ever registered: the ones to scan */
-	struct node_list orphans; /* handed over by unregistered threads: flushed */
-	unsigned long nr_orphans; /* orphans.nr, written under @lock, read without it */
+	unsigned int hi;	    /* ids below it were ever registered: the ones to scan */
+	struct node_list orphans;   /* handed over by unregistered threads: flushed */
+	unsigned long orphan_calls; /* luf_call() objects among them, under @lock */
+	unsigned long nr_orphans;   /* orphans.nr, written under @lock, read without it */
 };
 
 /* The calling thread's handle, if it is registered. */
@@ -169,6 +172,7 @@ static bool thread_ok(const struct luf_thread *t)
 }
 
 static void hold_back(struct luf_thread *t, struct node_list *list);
+static void run_calls(struct luf_thread *t);
 static void thread_exit(void *arg);
 
 /* @n's link (its owner word: see the top of this file), read and written atomically. */
@@ -494,6 +498,7 @@ int luf_proc_destroy(struct luf_proc *p, void (*release)(struct luf_node *n, voi
 		splice(&list, &t->ready);
 		splice(&list, &t->wait);
 		splice(&list, &t->later);
+		splice(&list, &t->calls);
 		splice(&p->orphans, &list);
 	}
 	if (ret) {
@@ -513,9 +518,13 @@ int luf_proc_destroy(struct luf_proc *p, void (*release)(struct luf_node *n, voi
 	pthread_key_delete(p->exit_key);
 	while (p->orphans.head) {
 		struct luf_node *n = pop(&p->orphans);
+		void (*func)(struct luf_node * n) = n->func;
 
+		n->func = NULL;
 		hand_back(n);
-		if (release)
+		if (func)
+			func(n);
+		else if (release)
 			release(n, arg);
 	}
 	for (unsigned int i = 0; i < p->max_threads; i++) {
@@ -580,6 +589,7 @@ int luf_thread_unregister(struct luf_thread *t)
 	if (t->rd.ctr & LUF_READER_NEST_MASK)
 		return proc_fail(-EBUSY, __func__, "the thread is inside a read section");
 	p = t->proc;
+	run_calls(t);
 	ret = fold_open(t);
 	if (!ret)
 		ret = drain(t, &list);
@@ -592,6 +602,8 @@ int luf_thread_unregister(struct luf_thread *t)
 	splice(&list, &t->later);
 	pthread_mutex_lock(&p->lock);
 	splice(&p->orphans, &list);
+	p->orphan_calls += t->calls_inflight;
+	t->calls_inflight = 0;
 	__atomic_store_n(&p->nr_orphans, p->orphans.nr, __ATOMIC_RELAXED);
 	t->state = LUF_THREAD_FREE;
 	p->nr_registered--;
@@ -639,22 +651,23 @@ static bool claim(struct luf_node *n)
 					   __ATOMIC_RELAXED);
 }
 
-int luf_retire(struct luf_thread *t, struct luf_node *n)
+/* luf_retire() and luf_call(): @func NULL for a retirement; @fn names the call. */
+static int retire(struct luf_thread *t, struct luf_node *n, void (*func)(struct luf_node *n),
+		  const char *fn)
 {
 	int ret;
 
 	if (!thread_ok(t))
-		return proc_fail(-EINVAL, __func__,
-				 "@t is not the calling thread's registered handle");
+		return proc_fail(-EINVAL, fn, "@t is not the calling thread's registered handle");
 	if (!n)
-		return proc_fail(-EINVAL, __func__, "@n is NULL");
+		return proc_fail(-EINVAL, fn, "@n is NULL");
 	if (!claim(n))
-		return proc_fail(-EBUSY, __func__,
+		return proc_fail(-EBUSY, fn,
 				 "@n is retired already (maybe by another thread at the same "
 				 "time), or was not zeroed before its first retirement");
 	if (n->folio.state != LUF_FOLIO_IN_USE) {
 		hand_back(n);
-		return proc_fail(-EBUSY, __func__,
+		return proc_fail(-EBUSY, fn,
 				 "@n was not zeroed before its first retirement (its folio "
 				 "state is not LUF_FOLIO_IN_USE)");
 	}
@@ -663,10 +676,18 @@ int luf_retire(struct luf_thread *t, struct luf_node *n)
 		hand_back(n);
 		return ret;
 	}
+	n->func = func;
+	if (func)
+		t->calls_inflight++;
 	push(&t->open, n);
 	if (t->open.nr >= t->proc->batch)
 		return fold_open(t);
 	return 0;
+}
+
+int luf_retire(struct luf_thread *t, struct luf_node *n)
+{
+	return retire(t, n, NULL, __func__);
 }
 
 /* Is some registered thread inside a read section? (Its depth is not 0.) */
@@ -739,12 +760,47 @@ static void hold_back(struct luf_thread *t, struct node_list *list)
 	}
 }
 
+/*
+ * @list no reader can read any more: to @t's ready list, but luf_call()'s
+ * objects to its calls list (a walk only while some are under way).
+ */
+static void make_ready(struct luf_thread *t, struct node_list *list)
+{
+	if (!t->calls_inflight) {
+		splice(&t->ready, list);
+		return;
+	}
+	while (list->head) {
+		struct luf_node *n = pop(list);
+
+		if (n->func) {
+			push(&t->calls, n);
+			t->calls_inflight--;
+		} else {
+			push(&t->ready, n);
+		}
+	}
+}
+
+/* Run the callbacks of @t's calls list; each object is the caller's again first. */
+static void run_calls(struct luf_thread *t)
+{
+	while (t->calls.head) {
+		struct luf_node *n = pop(&t->calls);
+		void (*func)(struct luf_node * n) = n->func;
+
+		n->func = NULL;
+		hand_back(n);
+		func(n);
+	}
+}
+
 /* Move @wait to @ready if its snapshot passed, and start the next generation. */
 static void advance(struct luf_thread *t)
 {
 	if (!t->wait.head || !snapshot_passed(t))
 		return;
-	splice(&t->ready, &t->wait);
+	make_ready(t, &t->wait);
 	splice(&t->wait, &t->later);
 	if (t->wait.head)
 		take_snapshot(t);
@@ -761,6 +817,8 @@ static bool adopt(struct luf_thread *t)
 	pthread_mutex_lock(&p->lock);
 	list = p->orphans;
 	p->orphans = (struct node_list){0};
+	t->calls_inflight += p->orphan_calls;
+	p->orphan_calls = 0;
 	__atomic_store_n(&p->nr_orphans, 0, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&p->lock);
 	if (!list.head)
@@ -790,7 +848,7 @@ static int take_flushed(struct luf_thread *t, unsigned int flags)
 		return ret == -ENOMEM || (ret == -EAGAIN && !(flags & LUF_ALLOC_MAY_FLUSH)) ? 0
 											    : ret;
 	if (!readers_inside(t->proc))
-		splice(&t->ready, &list);
+		make_ready(t, &list);
 	else
 		hold_back(t, &list);
 	return 1;
@@ -811,6 +869,7 @@ int luf_reuse(struct luf_thread *t, struct luf_node **out)
 				 "@t is not the calling thread's registered handle");
 	if (!out)
 		return proc_fail(-EINVAL, __func__, "@out is NULL");
+	run_calls(t); /* luf_call()'s objects that became due in earlier calls */
 	if (!t->ready.head)
 		advance(t);
 	if (!t->ready.head) {
@@ -926,9 +985,32 @@ int luf_synchronize(struct luf_thread *t)
 	adopt(t);
 	wait_for_readers(t);
 	/* Every section open at this call, or at any earlier snapshot, has closed. */
-	splice(&t->ready, &list);
-	splice(&t->ready, &t->wait);
-	splice(&t->ready, &t->later);
+	make_ready(t, &list);
+	make_ready(t, &t->wait);
+	make_ready(t, &t->later);
+	run_calls(t);
+	return 0;
+}
+
+int luf_call(struct luf_thread *t, struct luf_node *n, void (*func)(struct luf_node *n))
+{
+	int ret;
+
+	if (!func)
+		return proc_fail(-EINVAL, __func__, "@func is NULL");
+	ret = retire(t, n, func, __func__);
+	if (ret)
+		return ret;
+	/*
+	 * Keep the callbacks moving without a luf_reuse(): a pending grace
+	 * period is checked, else a batch on the free list is flushed for
+	 * (if it still owes it) and checked; then what is due runs.
+	 */
+	if (t->wait.head)
+		advance(t);
+	else if (on_free_list(t) >= t->proc->batch)
+		take_flushed(t, LUF_ALLOC_MAY_FLUSH); /* an error leaves them pending */
+	run_calls(t);
 	return 0;
 }
 
@@ -936,7 +1018,7 @@ unsigned long luf_thread_held(const struct luf_thread *t)
 {
 	if (!t || t->state != LUF_THREAD_LIVE)
 		return 0;
-	return t->open.nr + on_free_list(t) + t->ready.nr + t->wait.nr + t->later.nr;
+	return t->open.nr + on_free_list(t) + t->ready.nr + t->wait.nr + t->later.nr + t->calls.nr;
 }
 
 const struct luf_user *luf_proc_backend(const struct luf_proc *p)

@@ -433,6 +433,95 @@ static void synchronize_waits_for_readers(void **state)
 	reader_stop(r);
 }
 
+/* luf_call()'s callback: counts, and frees the object. */
+static unsigned long called;
+
+static void count_call(struct luf_node *n)
+{
+	assert_null(n->func); /* the caller's again */
+	called++;
+	free(luf_node_entry(n, struct obj, node));
+}
+
+/*
+ * Rule: luf_call()'s callback waits for every section that may read the
+ * object, like a reuse; luf_reuse() never hands the object out.
+ */
+static void call_waits_for_readers(void **state)
+{
+	struct reader *r = &readers[0];
+	struct luf_node *n;
+
+	(void)state;
+	called = 0;
+	reader_start(r);
+	reader_do(r, 1); /* may have loaded the object's pointer */
+	assert_int_equal(luf_call(self, &new_obj()->node, count_call), 0);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(luf_reuse(self, &n), -EAGAIN);
+	assert_int_equal(called, 0);
+	assert_int_equal(luf_thread_held(self), 1);
+	reader_do(r, 2);
+	assert_int_equal(luf_synchronize(self), 0);
+	assert_int_equal(called, 1);
+	assert_int_equal(luf_thread_held(self), 0);
+	reader_stop(r);
+}
+
+/* Each callback runs once; luf_call() alone keeps them moving; errors change nothing. */
+static void call_runs_each_once(void **state)
+{
+	struct obj *o = new_obj();
+	struct luf_node *n;
+
+	(void)state;
+	called = 0;
+	for (int i = 0; i < 100; i++)
+		assert_int_equal(luf_call(self, &new_obj()->node, count_call), 0);
+	/* batch 1: luf_call() itself flushed and ran all but the newest few */
+	assert_in_range(called, 90, 100);
+	assert_int_equal(luf_synchronize(self), 0);
+	assert_int_equal(called, 100);
+	assert_int_equal(luf_reuse(self, &n), -EAGAIN);
+
+	assert_fails(luf_call(self, &o->node, NULL), -EINVAL, "luf_call", "@func is NULL");
+	assert_fails(luf_call(self, NULL, count_call), -EINVAL, "luf_call", "@n is NULL");
+	assert_fails(luf_call(NULL, &o->node, count_call), -EINVAL, "luf_call",
+		     "registered handle");
+	assert_int_equal(luf_retire(self, &o->node), 0);
+	assert_fails(luf_call(self, &o->node, count_call), -EBUSY, "luf_call", "retired already");
+	assert_int_equal(luf_reuse(self, &n), 0); /* a retirement: handed back, no callback */
+	assert_ptr_equal(n, &o->node);
+	assert_int_equal(called, 100);
+	assert_int_equal(luf_call(self, n, count_call), 0); /* the reused node, now a call */
+	assert_int_equal(luf_synchronize(self), 0);
+	assert_int_equal(called, 101);
+}
+
+/* Callbacks still pending at destroy run there, not the release function. */
+static void destroy_runs_pending_calls(void **state)
+{
+	struct luf_proc_config cfg = {.max_threads = 2, .batch = 8};
+	struct luf_proc *p;
+	struct luf_thread *t;
+
+	(void)state;
+	called = 0;
+	released = 0;
+	assert_int_equal(luf_thread_unregister(self), 0);
+	assert_int_equal(luf_proc_create(&p, &cfg), 0);
+	assert_int_equal(luf_thread_register(p, &t), 0);
+	assert_int_equal(luf_call(t, &new_obj()->node, count_call), 0);
+	assert_int_equal(luf_call(t, &new_obj()->node, count_call), 0);
+	assert_int_equal(luf_retire(t, &new_obj()->node), 0);
+	assert_int_equal(luf_thread_unregister(t), 0); /* a part batch: handed over */
+	assert_int_equal(called, 0);
+	assert_int_equal(luf_proc_destroy(p, count_release, NULL), 0);
+	assert_int_equal(called, 2);
+	assert_int_equal(released, 1);
+	assert_int_equal(luf_thread_register(proc, &self), 0);
+}
+
 /* A section that starts after the flush does not hold an object back for ever. */
 static void new_sections_do_not_starve(void **state)
 {
@@ -759,6 +848,9 @@ int main(int argc, char **argv)
 	    cmocka_unit_test_setup_teardown(synchronize_makes_retired_reusable, setup, teardown),
 	    cmocka_unit_test_setup_teardown(synchronize_errors, setup, teardown),
 	    cmocka_unit_test_setup_teardown(synchronize_waits_for_readers, setup, teardown),
+	    cmocka_unit_test_setup_teardown(call_waits_for_readers, setup, teardown),
+	    cmocka_unit_test_setup_teardown(call_runs_each_once, setup, teardown),
+	    cmocka_unit_test_setup_teardown(destroy_runs_pending_calls, setup, teardown),
 	    cmocka_unit_test_setup_teardown(reader_inside_holds_reuse, setup, teardown),
 	    cmocka_unit_test_setup_teardown(later_objects_wait_for_a_later_snapshot, setup,
 					    teardown),

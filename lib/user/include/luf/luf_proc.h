@@ -21,6 +21,8 @@
  *                            since the retirement already covered it
  *   luf_synchronize()        the waiting form: returns once no reader can
  *                            still read what was unpublished before it
+ *   luf_call()               the callback form: retires an object and runs
+ *                            a function on it once no reader can read it
  *
  * The objects are the caller's: embed a struct luf_node in each (zeroed
  * before its first retirement) and allocate from luf_reuse() first, from
@@ -175,14 +177,17 @@ struct luf_reader {
  * struct luf_node - what luf keeps in a retired object
  * @folio: its place on a deferred free list (luf_folio: key, state, link)
  * @next: its link on the per-thread lists of luf_proc.c
+ * @func: the callback luf_call() runs, NULL after luf_retire()
  *
  * Embed one in each object; zero it before the object's first
- * luf_retire() (a node luf_reuse() returned is ready as it is).
+ * luf_retire() or luf_call() (a node luf_reuse() returned, or one whose
+ * callback runs, is ready as it is).
  * luf_node_entry() gets the object back.
  */
 struct luf_node {
 	struct luf_folio folio;
 	struct luf_node *next;
+	void (*func)(struct luf_node *n);
 };
 
 /* The object of type @type around its struct luf_node @member at @ptr. */
@@ -231,7 +236,8 @@ int luf_proc_create(struct luf_proc **out, const struct luf_proc_config *cfg);
  * luf_proc_destroy() - tear down a domain, handing every object back
  * @p: a domain with no thread registered
  * @release: called once for each object luf still holds (retired, not
- *	reused), to free it; NULL if the caller frees them otherwise
+ *	reused), to free it; NULL if the caller frees them otherwise. An
+ *	object given to luf_call() gets its own callback instead
  * @arg: passed to @release
  *
  * No reader can be left (no thread is registered), so every object is
@@ -448,6 +454,37 @@ int luf_reuse(struct luf_thread *t, struct luf_node **out);
  * held, nothing is lost; the caller must not free what it unpublished).
  */
 int luf_synchronize(struct luf_thread *t);
+
+/**
+ * luf_call() - run a function on an object once no reader can read it
+ * @t: the calling thread's handle
+ * @n: the object's node, unpublished (U1): zeroed, or as luf_reuse()
+ *	returned it, or as its last callback received it
+ * @func: called once with @n, when no read section that could have
+ *	loaded the object's pointer is still open; the object is the
+ *	caller's again then (free it, or put it back in use)
+ *
+ * The callback form, like call_rcu(): @n is retired as by luf_retire()
+ * and goes the same way (batch, deferred free list, flush, reader check),
+ * but luf_reuse() never hands it out: @func runs instead. Callbacks run
+ * on the thread that holds the object, inside its later luf_call(),
+ * luf_reuse() and luf_synchronize() calls (which runs every callback of
+ * the thread's objects retired before it) and when it unregisters; an
+ * object handed over at unregister runs its callback on the thread that
+ * takes it over, or in luf_proc_destroy(). So a callback may run late
+ * (a thread that calls none of these keeps its callbacks), never early.
+ * @func may call luf_call() and luf_retire(), not
+ * luf_thread_unregister() nor luf_proc_destroy().
+ *
+ * Context: like luf_retire(), and may then flush (one membarrier(2) once
+ * a batch of objects is on the thread's deferred free list) and run due
+ * callbacks; never waits for a reader. Source: call_rcu() (RCU's callback
+ * form), on luf's deferred, skippable flush.
+ * Return: 0; -EINVAL for a NULL @func or @n, or a handle that is not the
+ * calling thread's registered one; -EBUSY if @n is retired already (as
+ * luf_retire()). Nothing changes on error.
+ */
+int luf_call(struct luf_thread *t, struct luf_node *n, void (*func)(struct luf_node *n));
 
 /**
  * luf_thread_held() - objects the thread holds for later reuse
