@@ -354,7 +354,11 @@ def filter_text(text, strict=False):
 def md_text(text):
     """A Markdown page: Doxygen takes a page's title (and its {#label})
     from a heading on the first line only, and luf's pages start with
-    their SPDX comment: swap the two lines (the line count stays)."""
+    their SPDX comment: swap the two lines (the line count stays).
+    Markup for Doxygen alone is written "<!-- doxygen: X -->", which
+    GitHub-like renderers hide: it becomes X (a page label after a
+    heading, "[TOC]" on a line of its own)."""
+    text = re.sub(r"<!-- doxygen: (.*?) -->", r"\1", text)
     lines = text.split("\n")
     if len(lines) > 1 and re.match(r"^<!--.*-->\s*$", lines[0]) and lines[1].startswith("# "):
         lines[0], lines[1] = lines[1], lines[0]

@@ -116,6 +116,11 @@ def main():
     if page != "# Title {#t}\n<!-- SPDX-License-Identifier: MIT -->\n\ntext\n":
         print("--md did not put the title first: %r" % page)
         bad += 1
+    page = kdoc2dox.md_text("<!-- SPDX-License-Identifier: MIT -->\n# Title <!-- doxygen: {#t} -->\n"
+                            "<!-- doxygen: [TOC] -->\n<!-- pool.c: x -->\n")
+    if page != "# Title {#t}\n<!-- SPDX-License-Identifier: MIT -->\n[TOC]\n<!-- pool.c: x -->\n":
+        print("--md did not unwrap <!-- doxygen: ... -->: %r" % page)
+        bad += 1
     strict = kdoc2dox.filter_text(SAMPLE, strict=True)
     if "/** Bytes for" in strict or "/**< one" in strict:
         print("--strict promoted a plain comment")

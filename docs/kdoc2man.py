@@ -4,16 +4,24 @@
 comments the API reference is made of (docs/kdoc2dox.py).
 
 Usage: kdoc2man.py --include luf/luf_proc.h --version 0.2.0 HEADER OUTDIR
+       kdoc2man.py --include luf/error.h --only luf_last_error,luf_clear_error
+                   --no-header-page --see-also luf_proc --libs=-lluf --cmake luf::luf
+                   --pkg-config luf ... HEADER OUTDIR
 
 Writes into OUTDIR:
-  <function>.3   one page per function with a kernel-doc comment
-                 ("name() - summary"): NAME, SYNOPSIS (the #include and the
-                 prototype), ARGUMENTS, DESCRIPTION, CONTEXT, RETURN VALUE,
-                 SEE ALSO
+  <function>.3   one page per function, or function-like macro, with a
+                 kernel-doc comment ("name() - summary"): NAME, SYNOPSIS
+                 (the #include and the prototype, or the #define line),
+                 ARGUMENTS, DESCRIPTION, CONTEXT, RETURN VALUE, SEE ALSO
   <stem>.3       the header's own page (luf_proc.3 for luf_proc.h): its
                  file comment, its structures and macros, and the list of
-                 its functions
-and prints the names of the pages it wrote. No dependency but Python 3.
+                 its functions; not with --no-header-page
+and prints the names of the pages it wrote. --only NAMES (comma-separated)
+writes the pages of those functions alone, and fails if one has no
+kernel-doc comment; --see-also PAGE (repeatable) adds PAGE(3) to every
+SEE ALSO section; --libs, --cmake and --pkg-config say what a program
+links with (default: libluf_user and libluf, luf::user, luf-user). No
+dependency but Python 3.
 """
 import argparse
 import os
@@ -148,12 +156,22 @@ def parse_function(lines):
 
 
 def declaration(text, end):
-    """The declaration after a comment, up to its ; or {, on one line."""
+    """The declaration after a comment, up to its ; or {, on one line; for
+    a function-like macro (plain comments such as "clang-format off" may
+    come between), its #define line up to the parameter list."""
+    d = re.match(r"\s*(?:/\*.*?\*/\s*)*(#define\s+%s\([^)]*\))" % IDENT, text[end:], re.S)
+    if d:
+        return d.group(1)
     m = re.search(r"[;{]", text[end:])
     decl = text[end:end + m.start()] if m else ""
     decl = " ".join(decl.split())
     decl = re.sub(r"\(\s+", "(", decl)
     return decl
+
+
+def synopsis(decl):
+    """A declaration as the SYNOPSIS shows it: a prototype ends with ;."""
+    return decl if decl.startswith("#define") else decl + ";"
 
 
 def th(name, version, title):
@@ -167,6 +185,12 @@ def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--include", required=True, help="the header as a consumer includes it")
     ap.add_argument("--version", default="")
+    ap.add_argument("--only", default="", help="comma-separated functions: their pages alone")
+    ap.add_argument("--no-header-page", action="store_true", help="no <stem>.3 page")
+    ap.add_argument("--see-also", action="append", default=[], help="a page every SEE ALSO names")
+    ap.add_argument("--libs", default="-lluf_user -lluf", help="what a program links with")
+    ap.add_argument("--cmake", default="luf::user", help="the CMake target to link")
+    ap.add_argument("--pkg-config", default="luf-user", help="the pkg-config module")
     ap.add_argument("header")
     ap.add_argument("outdir")
     a = ap.parse_args(argv[1:])
@@ -201,14 +225,24 @@ def main(argv):
     if not funcs:
         sys.stderr.write("kdoc2man: no kernel-doc function comment in %s\n" % a.header)
         return 1
+    if a.only:
+        want = a.only.split(",")
+        missing = [x for x in want if x not in [f[0][0] for f in funcs]]
+        if missing:
+            sys.stderr.write("kdoc2man: no kernel-doc comment for %s in %s\n"
+                             % (", ".join(missing), a.header))
+            return 1
+        funcs = [f for f in funcs if f[0][0] in want]
     names = [f[0][0] for f in funcs]
 
     for (name, summary, params, body, context, ret), decl in funcs:
         out = th(name, a.version, title)
         out += [".SH NAME", "%s \\- %s" % (name, roff_text(summary)),
                 ".SH SYNOPSIS", ".nf", ".B #include <%s>" % a.include, ".PP",
-                roff_code(decl + ";"), ".fi",
-                ".PP", "Link with \\fI\\-lluf_user \\-lluf\\fP (CMake: \\fBluf::user\\fP; pkg\\-config: \\fBluf\\-user\\fP)."]
+                roff_code(synopsis(decl)), ".fi"]
+        if not decl.startswith("#define"):
+            out += [".PP", "Link with \\fI%s\\fP (CMake: \\fB%s\\fP; pkg\\-config: \\fB%s\\fP)."
+                    % tuple(x.replace("-", "\\-") for x in (a.libs, a.cmake, a.pkg_config))]
         if params:
             out.append(".SH ARGUMENTS")
             for p, desc in params:
@@ -220,12 +254,15 @@ def main(argv):
             out += [".SH CONTEXT", roff_line(roff_text(" ".join(context)))]
         if ret:
             out += [".SH RETURN VALUE", roff_text(" ".join(ret))]
-        also = ["%s (3)" % stem] + ["%s (3)" % x for x in names if x != name]
+        also = [] if a.no_header_page else ["%s (3)" % stem]
+        also += ["%s (3)" % x for x in a.see_also + names if x != name]
         out += [".SH SEE ALSO", ",\n".join(".BR " + x for x in also)]
         with open(os.path.join(a.outdir, name + ".3"), "w", encoding="utf-8") as f:
             f.write("\n".join(out) + "\n")
         print(name + ".3")
 
+    if a.no_header_page:
+        return 0
     # The header's own page.
     out = th(stem, a.version, title)
     summary = ""
@@ -239,7 +276,7 @@ def main(argv):
             doc = doc[1:]
     out += [".SH NAME", "%s \\- %s" % (stem, roff_text(summary.rstrip(".")))]
     out += [".SH SYNOPSIS", ".nf", ".B #include <%s>" % a.include, ".PP"]
-    out += [roff_code(decl + ";") for _, decl in funcs]
+    out += [roff_code(synopsis(decl)) for _, decl in funcs]
     out += [".fi"]
     if doc:
         out += [".SH DESCRIPTION"] + paragraphs(doc)

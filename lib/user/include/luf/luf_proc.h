@@ -190,7 +190,20 @@ struct luf_node {
 	void (*func)(struct luf_node *n);
 };
 
-/* The object of type @type around its struct luf_node @member at @ptr. */
+/**
+ * luf_node_entry() - the object around a struct luf_node
+ * @ptr: the node (struct luf_node *), e.g. from luf_reuse() or in the
+ *	release callback of luf_proc_destroy()
+ * @type: the type of the object that embeds it, e.g. struct entry
+ * @member: the name of the struct luf_node member in @type
+ *
+ * container_of() for luf's node: luf hands back nodes, and this gets the
+ * caller's object from one. A macro: @type is a type name, not a value.
+ * Nothing is checked: @ptr must point to the @member of a @type object.
+ *
+ * Context: any; @ptr is evaluated once, nothing is read or written.
+ * Return: a pointer (@type *) to the object whose @member is at @ptr.
+ */
 /* clang-format off */
 #define luf_node_entry(ptr, type, member) \
 	((type *)((uintptr_t)(ptr) - offsetof(type, member)))
