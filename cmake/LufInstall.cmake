@@ -16,7 +16,7 @@
 #   <libdir>/pkgconfig/luf.pc                       -I<prefix>/include, -lluf
 #   <libdir>/pkgconfig/luf-user.pc                  the backends (if built)
 #   <docdir>/README.md, DESIGN.md, LICENSE, CHANGELOG.md, README-user.md (lib/user's)
-#   <docdir>/tutorial.md, examples/tutorial/pool.c  the tutorial of <luf/luf_proc.h>
+#   <docdir>/tutorial.md, examples/tutorial/{pool,config}.c  the tutorial of <luf/luf_proc.h>
 #   <docdir>/html/                                  the API reference (if built: docs/)
 #   <mandir>/man3/luf_proc.3, luf_<function>.3      man pages of <luf/luf_proc.h> and of
 #                                                   luf_last_error() & co. (docs/)
@@ -126,7 +126,7 @@ if(LUF_HAVE_USER)
   install(FILES lib/user/README.md DESTINATION ${CMAKE_INSTALL_DOCDIR} RENAME README-user.md
           COMPONENT devel)
   install(FILES docs/tutorial.md DESTINATION ${CMAKE_INSTALL_DOCDIR} COMPONENT devel)
-  install(FILES examples/tutorial/pool.c DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples/tutorial
+  install(FILES examples/tutorial/pool.c examples/tutorial/config.c DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples/tutorial
           COMPONENT devel)
 endif()
 if(EXISTS ${PROJECT_SOURCE_DIR}/CHANGELOG.md)

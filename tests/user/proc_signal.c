@@ -22,7 +22,17 @@
  * between the two stores of luf_read_lock() left the handler's section
  * unpublished.
  *
+ * With --exit-registered S, for S seconds instead: threads that register,
+ * arm a timer of their own whose handler opens sections on their handle,
+ * and exit registered (luf unregisters them in a key destructor while the
+ * timer still fires), while a checker thread registers, reads and
+ * unregisters, and counts the times it finds itself inside a section
+ * outside any section of its own, or cannot unregister: a handler that
+ * ran after luf freed its thread's slot and wrote the slot's new owner's
+ * reader word.
+ *
  * Usage: luf_proc_signal [--sections N] [--seconds S] [--hold N] [--period-ns N]
+ *        luf_proc_signal --exit-registered S
  * (defaults: 10^6 sections, at most 120 s, 16 passes over the words,
  * a signal every 20 us)
  */
@@ -183,6 +193,114 @@ static void *updater_main(void *arg)
 	return NULL;
 }
 
+/* --exit-registered: the handle of a thread that exits registered, for its handler. */
+static _Thread_local struct luf_thread *exiting_handle;
+static atomic_ulong exits, checker_sections, corrupted;
+
+static void on_exit_signal(int sig)
+{
+	struct luf_thread *t = exiting_handle;
+
+	(void)sig;
+	if (!t)
+		return;
+	luf_read_lock(t);
+	for (volatile int i = 0; i < 300; i++)
+		;
+	luf_read_unlock(t);
+}
+
+static void *exiting_main(void *arg)
+{
+	struct sigevent sev = {.sigev_notify = SIGEV_THREAD_ID, .sigev_signo = SIGUSR2};
+	struct itimerspec its = {.it_interval = {0, 20000}, .it_value = {0, 20000}};
+	timer_t *timer_out = arg;
+
+	if (luf_thread_register(proc, &exiting_handle))
+		return NULL;
+	sev.sigev_notify_thread_id = gettid();
+	if (timer_create(CLOCK_MONOTONIC, &sev, timer_out))
+		return NULL;
+	timer_settime(*timer_out, 0, &its, NULL);
+	for (volatile int i = 0; i < 20000; i++)
+		;
+	return NULL; /* exits registered, its timer still firing */
+}
+
+static void *exiting_loop(void *arg)
+{
+	(void)arg;
+	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
+		timer_t timer = 0;
+		pthread_t th;
+
+		if (pthread_create(&th, NULL, exiting_main, &timer))
+			break;
+		pthread_join(th, NULL);
+		if (timer)
+			timer_delete(timer);
+		atomic_fetch_add_explicit(&exits, 1, memory_order_relaxed);
+	}
+	return NULL;
+}
+
+static void *checker_main(void *arg)
+{
+	(void)arg;
+	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
+		struct luf_thread *t;
+
+		if (luf_thread_register(proc, &t))
+			continue; /* every slot taken for a moment */
+		for (int i = 0; i < 1000; i++) {
+			luf_read_lock(t);
+			for (volatile int k = 0; k < 30; k++)
+				;
+			luf_read_unlock(t);
+			atomic_fetch_add_explicit(&checker_sections, 1, memory_order_relaxed);
+			if (luf_read_inside(t)) {
+				atomic_fetch_add_explicit(&corrupted, 1, memory_order_relaxed);
+				break;
+			}
+		}
+		if (luf_thread_unregister(t))
+			atomic_fetch_add_explicit(&corrupted, 1, memory_order_relaxed);
+	}
+	return NULL;
+}
+
+static int exit_registered(double seconds)
+{
+	struct sigaction sa = {.sa_handler = on_exit_signal, .sa_flags = SA_RESTART};
+	struct timespec ts = {(time_t)seconds, (long)((seconds - (double)(time_t)seconds) * 1e9)};
+	pthread_t ex[2], ck;
+
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGUSR2, &sa, NULL) || pthread_create(&ex[0], NULL, exiting_loop, NULL) ||
+	    pthread_create(&ex[1], NULL, exiting_loop, NULL) ||
+	    pthread_create(&ck, NULL, checker_main, NULL))
+		return 1;
+	nanosleep(&ts, NULL);
+	atomic_store(&stop, true);
+	pthread_join(ex[0], NULL);
+	pthread_join(ex[1], NULL);
+	pthread_join(ck, NULL);
+	printf(
+	    "luf_proc_signal: %lu threads exited registered under signals, %lu checker sections, "
+	    "%lu corrupted\n",
+	    atomic_load(&exits), atomic_load(&checker_sections), atomic_load(&corrupted));
+	if (luf_proc_destroy(proc, NULL, NULL))
+		return 1;
+	if (atomic_load(&corrupted) || atomic_load(&exits) < 100) {
+		printf("luf_proc_signal: FAIL: %s\n", atomic_load(&corrupted)
+							  ? "a freed slot's reader word was written"
+							  : "too few threads exited");
+		return 1;
+	}
+	printf("luf_proc_signal: ok\n");
+	return 0;
+}
+
 static void release(struct luf_node *n, void *arg)
 {
 	(void)arg;
@@ -201,7 +319,7 @@ int main(int argc, char **argv)
 {
 	struct luf_proc_config cfg = {.max_threads = 4, .batch = 1};
 	unsigned long want = 1000000;
-	double seconds = 120, t0;
+	double seconds = 120, exit_seconds = 0, t0;
 	struct sigaction sa;
 	pthread_t rd, up;
 	int rd_err = 0, up_err = 0, ret;
@@ -213,6 +331,8 @@ int main(int argc, char **argv)
 			seconds = strtod(argv[i + 1], NULL);
 		else if (!strcmp(argv[i], "--hold"))
 			hold = (unsigned int)strtoul(argv[i + 1], NULL, 0);
+		else if (!strcmp(argv[i], "--exit-registered"))
+			exit_seconds = strtod(argv[i + 1], NULL);
 		else if (!strcmp(argv[i], "--period-ns"))
 			period_ns = strtol(argv[i + 1], NULL, 0);
 		else
@@ -227,6 +347,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "luf_proc_signal: luf_proc_create: %d\n", ret);
 		return ret == -ENOSYS || ret == -EPERM ? 77 : 1;
 	}
+	if (exit_seconds > 0)
+		return exit_registered(exit_seconds);
 	for (unsigned int i = 0; i < SLOTS; i++) {
 		struct obj *o = calloc(1, sizeof(*o));
 

@@ -35,7 +35,11 @@
  *      and luf_read_unlock() after its last access through that pointer,
  *      on the struct luf_thread of the calling thread. Sections nest,
  *      and a signal handler may open its own on the handle of the thread
- *      it interrupted (both calls are async-signal-safe).
+ *      it interrupted (both calls are async-signal-safe), as long as that
+ *      handle is registered: before luf_thread_unregister(), clear the
+ *      pointer the handler reads (or block the signal). A thread that
+ *      exits registered needs nothing: luf blocks its signals before it
+ *      unregisters it.
  *  R2. Load shared pointers with at least a relaxed atomic load (or
  *      READ_ONCE): luf puts no fence in the reader, so the compiler must
  *      not move the load out of the section; luf_read_lock() has a
@@ -314,8 +318,10 @@ static __thread unsigned long luf_mutant_depth;
  * also while that thread is inside luf_read_lock() or luf_read_unlock()
  * (a handler leaves the depth as it found it, so the one store the
  * interrupted call makes after it is still right; the count of sections
- * left may lose the handler's step, which only makes a reuser wait
- * longer). See the reader rules R1-R3 at the top of this header.
+ * left may lose the handler's step, which only makes a reuser or
+ * luf_synchronize() that saw the handler's section wait longer: until the
+ * end of the thread's next section). See the reader rules R1-R3 at the top
+ * of this header.
  */
 static inline void luf_read_lock(struct luf_thread *t)
 {
