@@ -37,7 +37,7 @@
  * a signal every 20 us)
  */
 #define _GNU_SOURCE
-#include <luf/luf_proc.h>
+#include "stamped.h"
 
 #include <pthread.h>
 #include <signal.h>
@@ -54,16 +54,9 @@
 #endif
 
 #define SLOTS 4
-#define WORDS 8
-
-struct obj {
-	atomic_ulong stamp;
-	atomic_ulong word[WORDS];
-	struct luf_node node;
-};
 
 static struct luf_proc *proc;
-static struct obj *_Atomic slot[SLOTS];
+static struct stamped *_Atomic slot[SLOTS];
 static atomic_ulong next_stamp = 1;
 static atomic_bool stop, failed;
 static unsigned int hold = 16;
@@ -77,27 +70,10 @@ static struct luf_thread *_Atomic reader_handle;
 /* Written by the handler (on the reader thread), read after it stopped. */
 static atomic_ulong handler_sections, unpublished, reused_reads;
 
-static void fill(struct obj *o)
-{
-	unsigned long s = atomic_fetch_add(&next_stamp, 1);
-
-	atomic_store_explicit(&o->stamp, s, memory_order_relaxed);
-	for (int i = 0; i < WORDS; i++)
-		atomic_store_explicit(&o->word[i], s * 31 + (unsigned long)i, memory_order_relaxed);
-}
-
 /* Reads one object inside the caller's section: true if it changed under it. */
 static bool read_obj(unsigned int i)
 {
-	struct obj *o = atomic_load_explicit(&slot[i % SLOTS], memory_order_acquire);
-	unsigned long s = atomic_load_explicit(&o->stamp, memory_order_relaxed);
-	bool bad = false;
-
-	for (unsigned int k = 0; k < hold; k++)
-		for (int w = 0; w < WORDS; w++)
-			bad |= atomic_load_explicit(&o->word[w], memory_order_relaxed) !=
-			       s * 31 + (unsigned long)w;
-	return bad || atomic_load_explicit(&o->stamp, memory_order_relaxed) != s;
+	return stamped_torn(atomic_load_explicit(&slot[i % SLOTS], memory_order_acquire), hold);
 }
 
 static void on_signal(int sig)
@@ -163,11 +139,11 @@ static void *updater_main(void *arg)
 		return NULL;
 	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
 		struct luf_node *n;
-		struct obj *o, *old;
+		struct stamped *o, *old;
 		int ret = luf_reuse(t, &n);
 
 		if (!ret) {
-			o = luf_node_entry(n, struct obj, node);
+			o = luf_node_entry(n, struct stamped, node);
 		} else if (ret == -EAGAIN) {
 			o = calloc(1, sizeof(*o));
 			if (!o) {
@@ -178,7 +154,7 @@ static void *updater_main(void *arg)
 			*err = ret;
 			break;
 		}
-		fill(o);
+		stamped_fill(o, &next_stamp);
 		old = atomic_exchange(&slot[i++ % SLOTS], o);
 		ret = luf_retire(t, &old->node);
 		if (ret) {
@@ -304,7 +280,7 @@ static int exit_registered(double seconds)
 static void release(struct luf_node *n, void *arg)
 {
 	(void)arg;
-	free(luf_node_entry(n, struct obj, node));
+	free(luf_node_entry(n, struct stamped, node));
 }
 
 static double now(void)
@@ -350,11 +326,11 @@ int main(int argc, char **argv)
 	if (exit_seconds > 0)
 		return exit_registered(exit_seconds);
 	for (unsigned int i = 0; i < SLOTS; i++) {
-		struct obj *o = calloc(1, sizeof(*o));
+		struct stamped *o = calloc(1, sizeof(*o));
 
 		if (!o)
 			return 1;
-		fill(o);
+		stamped_fill(o, &next_stamp);
 		atomic_store(&slot[i], o);
 	}
 	memset(&sa, 0, sizeof(sa));

@@ -17,7 +17,7 @@
  * Usage: luf_proc_stress [--threads N] [--ops N] [--hold N] [--slots N] [--batch N]
  */
 #define _GNU_SOURCE
-#include <luf/luf_proc.h>
+#include "stamped.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -26,16 +26,9 @@
 #include <string.h>
 
 #define MAX_SLOTS 32
-#define WORDS 8
-
-struct obj {
-	atomic_ulong stamp;
-	atomic_ulong word[WORDS];
-	struct luf_node node;
-};
 
 static struct luf_proc *proc;
-static struct obj *_Atomic slot[MAX_SLOTS];
+static struct stamped *_Atomic slot[MAX_SLOTS];
 static unsigned int slots = MAX_SLOTS;
 static atomic_ulong next_stamp = 1;
 static unsigned int threads = 2, hold = 64;
@@ -56,29 +49,13 @@ static unsigned long rnd(struct worker *w)
 	return (unsigned long)w->rng;
 }
 
-static void fill(struct obj *o)
-{
-	unsigned long s = atomic_fetch_add(&next_stamp, 1);
-
-	atomic_store_explicit(&o->stamp, s, memory_order_relaxed);
-	for (int i = 0; i < WORDS; i++)
-		atomic_store_explicit(&o->word[i], s * 31 + (unsigned long)i, memory_order_relaxed);
-}
-
 static void read_one(struct worker *w, struct luf_thread *t)
 {
-	struct obj *o;
-	unsigned long s;
-	bool bad = false;
+	bool bad;
 
 	luf_read_lock(t);
-	o = atomic_load_explicit(&slot[rnd(w) % slots], memory_order_acquire);
-	s = atomic_load_explicit(&o->stamp, memory_order_relaxed);
-	for (unsigned int k = 0; k < hold; k++) /* a longer section: more overlap */
-		for (int i = 0; i < WORDS; i++)
-			bad |= atomic_load_explicit(&o->word[i], memory_order_relaxed) !=
-			       s * 31 + (unsigned long)i;
-	bad |= atomic_load_explicit(&o->stamp, memory_order_relaxed) != s;
+	/* --hold: a longer section, more overlap */
+	bad = stamped_torn(atomic_load_explicit(&slot[rnd(w) % slots], memory_order_acquire), hold);
 	luf_read_unlock(t);
 	w->reads++;
 	w->violations += bad;
@@ -87,11 +64,11 @@ static void read_one(struct worker *w, struct luf_thread *t)
 static void update_one(struct worker *w, struct luf_thread *t)
 {
 	struct luf_node *n;
-	struct obj *o, *old;
+	struct stamped *o, *old;
 	int ret = luf_reuse(t, &n);
 
 	if (!ret) {
-		o = luf_node_entry(n, struct obj, node);
+		o = luf_node_entry(n, struct stamped, node);
 		w->reused++;
 	} else if (ret == -EAGAIN) {
 		o = calloc(1, sizeof(*o));
@@ -104,7 +81,7 @@ static void update_one(struct worker *w, struct luf_thread *t)
 		w->err = ret;
 		return;
 	}
-	fill(o);
+	stamped_fill(o, &next_stamp);
 	old = atomic_exchange(&slot[rnd(w) % slots], o);
 	ret = luf_retire(t, &old->node);
 	if (ret)
@@ -135,7 +112,7 @@ static void *worker_main(void *arg)
 static void release(struct luf_node *n, void *arg)
 {
 	(void)arg;
-	free(luf_node_entry(n, struct obj, node));
+	free(luf_node_entry(n, struct stamped, node));
 }
 
 int main(int argc, char **argv)
@@ -173,11 +150,11 @@ int main(int argc, char **argv)
 		return ret == -ENOSYS || ret == -EPERM ? 77 : 1;
 	}
 	for (unsigned int i = 0; i < slots; i++) {
-		struct obj *o = calloc(1, sizeof(*o));
+		struct stamped *o = calloc(1, sizeof(*o));
 
 		if (!o)
 			return 1;
-		fill(o);
+		stamped_fill(o, &next_stamp);
 		atomic_store(&slot[i], o);
 	}
 	memset(w, 0, sizeof(w));
