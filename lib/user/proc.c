@@ -72,6 +72,7 @@ struct luf_thread {
 	struct node_list later;	      /* flushed, found while @wait's snapshot was pending */
 	struct node_list calls;	      /* luf_call() objects no reader can read: callbacks to run */
 	unsigned long calls_inflight; /* luf_call() objects on the lists above @calls */
+	bool in_calls;		      /* run_calls() is running: a nested call returns */
 	unsigned long *snap;  /* each thread's reader counter at the snapshot, 0 if outside */
 	unsigned long misses; /* luf_reuse() calls in a row that found nothing */
 	unsigned long ticks;  /* luf_reuse() calls, for the periodic grace check */
@@ -519,7 +520,7 @@ int luf_proc_destroy(struct luf_proc *p, void (*release)(struct luf_node *n, voi
 	pthread_key_delete(p->exit_key);
 	while (p->orphans.head) {
 		struct luf_node *n = pop(&p->orphans);
-		void (*func)(struct luf_node * n) = n->func;
+		luf_call_fn *func = n->func;
 
 		n->func = NULL;
 		hand_back(n);
@@ -663,8 +664,7 @@ static bool claim(struct luf_node *n)
 }
 
 /* luf_retire() and luf_call(): @func NULL for a retirement; @fn names the call. */
-static int retire(struct luf_thread *t, struct luf_node *n, void (*func)(struct luf_node *n),
-		  const char *fn)
+static int retire(struct luf_thread *t, struct luf_node *n, luf_call_fn *func, const char *fn)
 {
 	int ret;
 
@@ -793,17 +793,26 @@ static void make_ready(struct luf_thread *t, struct node_list *list)
 	}
 }
 
-/* Run the callbacks of @t's calls list; each object is the caller's again first. */
+/*
+ * Run the callbacks of @t's calls list; each object is the caller's again
+ * first. Not nested: a callback's own luf calls leave what becomes due to
+ * this loop, so a callback that calls luf_call() again (a chain) runs in
+ * constant stack.
+ */
 static void run_calls(struct luf_thread *t)
 {
+	if (t->in_calls)
+		return;
+	t->in_calls = true;
 	while (t->calls.head) {
 		struct luf_node *n = pop(&t->calls);
-		void (*func)(struct luf_node * n) = n->func;
+		luf_call_fn *func = n->func;
 
 		n->func = NULL;
 		hand_back(n);
 		func(n);
 	}
+	t->in_calls = false;
 }
 
 /* Move @wait to @ready if its snapshot passed, and start the next generation. */
@@ -1003,7 +1012,7 @@ int luf_synchronize(struct luf_thread *t)
 	return 0;
 }
 
-int luf_call(struct luf_thread *t, struct luf_node *n, void (*func)(struct luf_node *n))
+int luf_call(struct luf_thread *t, struct luf_node *n, luf_call_fn *func)
 {
 	int ret;
 
@@ -1012,16 +1021,21 @@ int luf_call(struct luf_thread *t, struct luf_node *n, void (*func)(struct luf_n
 	ret = retire(t, n, func, __func__);
 	if (ret)
 		return ret;
+	/* What earlier calls made due runs now; never @n's own callback. */
+	run_calls(t);
 	/*
 	 * Keep the callbacks moving without a luf_reuse(): a pending grace
 	 * period is checked, else a batch on the free list is flushed for
-	 * (if it still owes it) and checked; then what is due runs.
+	 * (if it still owes it) and checked; objects (and callbacks) that
+	 * unregistered threads handed over are taken. What this makes due
+	 * runs at the thread's next call.
 	 */
 	if (t->wait.head)
 		advance(t);
 	else if (on_free_list(t) >= t->proc->batch)
 		take_flushed(t, LUF_ALLOC_MAY_FLUSH); /* an error leaves them pending */
-	run_calls(t);
+	if (adopt(t))
+		advance(t);
 	return 0;
 }
 

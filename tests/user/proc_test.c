@@ -498,6 +498,91 @@ static void call_runs_each_once(void **state)
 	assert_int_equal(called, 101);
 }
 
+/* A chain: each callback calls luf_call() again on its node, N times; depth counts nesting. */
+static unsigned long hops, depth, max_depth;
+
+static void chain_call(struct luf_node *n)
+{
+	if (++depth > max_depth)
+		max_depth = depth;
+	if (++hops < 10000)
+		assert_int_equal(luf_call(self, n, chain_call), 0);
+	else
+		free(luf_node_entry(n, struct obj, node));
+	depth--;
+}
+
+/*
+ * A callback never runs before the luf_call() that queued it returns, and
+ * callbacks do not nest: a chain of 10,000 runs one at a time.
+ */
+static void call_runs_later_and_flat(void **state)
+{
+	struct luf_node *n;
+
+	(void)state;
+	called = 0;
+	for (int i = 0; i < 10; i++) { /* batch 1, no reader: due at once */
+		assert_int_equal(luf_call(self, &new_obj()->node, count_call), 0);
+		assert_true(called <= (unsigned long)i); /* not the one just queued */
+	}
+	assert_int_equal(luf_synchronize(self), 0);
+	assert_int_equal(called, 10);
+	hops = depth = max_depth = 0;
+	assert_int_equal(luf_call(self, &new_obj()->node, chain_call), 0);
+	for (int i = 0; i < 100000 && hops < 10000; i++)
+		assert_true(luf_reuse(self, &n) == -EAGAIN);
+	assert_int_equal(hops, 10000);
+	assert_int_equal(max_depth, 1);
+}
+
+/* Callbacks a thread handed over at unregister run on a thread that only calls luf_call(). */
+static unsigned long theirs_called;
+
+static void count_theirs(struct luf_node *n)
+{
+	theirs_called++;
+	free(luf_node_entry(n, struct obj, node));
+}
+
+static void *call_and_leave(void *arg)
+{
+	struct luf_thread *t;
+
+	(void)arg;
+	assert_int_equal(luf_thread_register(proc, &t), 0);
+	for (int i = 0; i < 10; i++)
+		assert_int_equal(luf_call(t, &new_obj()->node, count_theirs), 0);
+	assert_int_equal(luf_thread_unregister(t), 0);
+	return NULL;
+}
+
+static void handed_over_calls_run(void **state)
+{
+	struct luf_proc_config cfg = {.max_threads = 2, .batch = 8};
+	struct luf_proc *saved = proc;
+	unsigned long theirs;
+	pthread_t th;
+
+	(void)state;
+	assert_int_equal(luf_thread_unregister(self), 0);
+	assert_int_equal(luf_proc_create(&proc, &cfg), 0);
+	assert_int_equal(luf_thread_register(proc, &self), 0);
+	theirs_called = 0;
+	assert_int_equal(pthread_create(&th, NULL, call_and_leave, NULL), 0);
+	pthread_join(th, NULL);
+	theirs = 10 - theirs_called; /* those its unregister did not run */
+	assert_true(theirs > 0);
+	for (int i = 0; i < 100; i++)
+		assert_int_equal(luf_call(self, &new_obj()->node, count_call), 0);
+	assert_int_equal(theirs_called, 10);
+	assert_int_equal(luf_synchronize(self), 0);
+	assert_int_equal(luf_thread_unregister(self), 0);
+	assert_int_equal(luf_proc_destroy(proc, NULL, NULL), 0);
+	proc = saved;
+	assert_int_equal(luf_thread_register(proc, &self), 0);
+}
+
 /* Callbacks still pending at destroy run there, not the release function. */
 static void destroy_runs_pending_calls(void **state)
 {
@@ -851,6 +936,8 @@ int main(int argc, char **argv)
 	    cmocka_unit_test_setup_teardown(call_waits_for_readers, setup, teardown),
 	    cmocka_unit_test_setup_teardown(call_runs_each_once, setup, teardown),
 	    cmocka_unit_test_setup_teardown(destroy_runs_pending_calls, setup, teardown),
+	    cmocka_unit_test_setup_teardown(call_runs_later_and_flat, setup, teardown),
+	    cmocka_unit_test_setup_teardown(handed_over_calls_run, setup, teardown),
 	    cmocka_unit_test_setup_teardown(reader_inside_holds_reuse, setup, teardown),
 	    cmocka_unit_test_setup_teardown(later_objects_wait_for_a_later_snapshot, setup,
 					    teardown),

@@ -177,6 +177,11 @@ struct luf_reader {
 	unsigned long ctr;
 };
 
+struct luf_node;
+
+/* luf_call()'s callback: gets the node of an object no reader can read. */
+typedef void luf_call_fn(struct luf_node *n);
+
 /**
  * struct luf_node - what luf keeps in a retired object
  * @folio: its place on a deferred free list (luf_folio: key, state, link)
@@ -191,7 +196,7 @@ struct luf_reader {
 struct luf_node {
 	struct luf_folio folio;
 	struct luf_node *next;
-	void (*func)(struct luf_node *n);
+	luf_call_fn *func;
 };
 
 /**
@@ -485,15 +490,26 @@ int luf_synchronize(struct luf_thread *t);
  *
  * The callback form, like call_rcu(): @n is retired as by luf_retire()
  * and goes the same way (batch, deferred free list, flush, reader check),
- * but luf_reuse() never hands it out: @func runs instead. Callbacks run
- * on the thread that holds the object, inside its later luf_call(),
- * luf_reuse() and luf_synchronize() calls (which runs every callback of
- * the thread's objects retired before it) and when it unregisters; an
- * object handed over at unregister runs its callback on the thread that
- * takes it over, or in luf_proc_destroy(). So a callback may run late
- * (a thread that calls none of these keeps its callbacks), never early.
- * @func may call luf_call() and luf_retire(), not
- * luf_thread_unregister() nor luf_proc_destroy().
+ * but luf_reuse() never hands it out: @func runs instead. Callbacks run on
+ * the thread that holds the object, from inside its luf_reuse() and
+ * luf_synchronize() calls (luf_synchronize() runs every callback of the
+ * objects the thread retired before it), its later luf_call() calls (never
+ * before the luf_call() that queued the object returns) and its
+ * luf_thread_unregister() (those that are due; it hands the others over
+ * with its objects to the thread that takes them, which luf_call(),
+ * luf_reuse() and luf_synchronize() do). luf_proc_destroy() runs the rest.
+ * So a callback may run late (a thread that calls none of these keeps its
+ * callbacks), never early. Callbacks do not nest: one that calls luf_call()
+ * again (a chain) returns before the next runs.
+ *
+ * A callback gets no thread handle: it runs on a registered thread (use
+ * that thread's handle from a thread-local pointer), but for those
+ * luf_proc_destroy() runs, with no thread registered, which may only free
+ * or reinitialise the object. It may call luf_call(), luf_retire(),
+ * luf_reuse() and luf_synchronize() on its thread's handle, not
+ * luf_thread_unregister() nor luf_proc_destroy(); it runs inside the luf
+ * call that ran it, so it must not take a lock the caller of that call
+ * holds.
  *
  * Context: like luf_retire(), and may then flush (one membarrier(2) once
  * a batch of objects is on the thread's deferred free list) and run due
@@ -503,7 +519,7 @@ int luf_synchronize(struct luf_thread *t);
  * calling thread's registered one; -EBUSY if @n is retired already (as
  * luf_retire()). Nothing changes on error.
  */
-int luf_call(struct luf_thread *t, struct luf_node *n, void (*func)(struct luf_node *n));
+int luf_call(struct luf_thread *t, struct luf_node *n, luf_call_fn *func);
 
 /**
  * luf_thread_held() - objects the thread holds for later reuse
