@@ -18,7 +18,10 @@
  *
  * Only set-up and tear-down report this way: the fast paths (static
  * inline in their headers) and the flush paths return their errno alone,
- * and a successful call leaves the record as it was (as errno is).
+ * and a successful call leaves the record as it was (as errno is). One
+ * warning goes the same way: <luf/luf_proc.h> reports a read section that
+ * has stalled reuse for over a second (@fn "luf_proc", -EAGAIN) from the
+ * luf_reuse() or luf_call() that noticed it, whatever that call returns.
  */
 #ifndef LUF_ERROR_H
 #define LUF_ERROR_H

@@ -25,6 +25,29 @@
  * luf_reuse() or luf_proc_destroy() hands it back. Every access to it is
  * atomic: a losing retirement may read it while the owner relinks it.
  *
+ * Cross-thread frees: a thread that retires more than it reuses (it holds
+ * LUF_PROC_KEEP batches already) folds each further batch for the
+ * domain's pool instead of its own free list: the nodes keep the batch's
+ * key in their folio, not flushed for, and a thread whose luf_reuse()
+ * finds its own lists empty takes up to a batch of them onto its free
+ * list under that key (luf_free(): keys are the domain's, and a key's set
+ * only grows until it is flushed, so the flush they owe is still named by
+ * it). From there they go the usual way: one flush if still owed, then
+ * the reader check. The pool is the pattern of mimalloc's and jemalloc's
+ * remote frees (objects freed on one thread, reused on another), on
+ * luf's deferred flush. A thread whose ready list outgrows LUF_PROC_KEEP
+ * batches (it took pool batches while a reader stalled its grace
+ * periods, and allocated meanwhile) moves the surplus to the domain's
+ * spare list, which a thread with nothing ready takes before anything
+ * else: readiness is the domain's (the flush and the reader check cover
+ * every thread), so the objects one stall made the program allocate are
+ * reused in the next stall, on any thread, instead of adding to them.
+ *
+ * A grace period that a reader stalls (one section open for more than
+ * LUF_PROC_STALL_MS while objects wait for it) is reported once per
+ * snapshot through the error hook (<luf/error.h>), naming the reader's
+ * thread id; the clock is read only while a snapshot has not passed.
+ *
  * fork(): the child has only the forking thread. pthread_atfork()
  * handlers take every lock of every live domain before the fork (the
  * domain's mutex, each key table entry's lock, the mprotect backend's
@@ -44,10 +67,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #define LUF_PROC_MAGIC 0x4c756650726f63UL /* "LufProc" */
 #define LUF_THREAD_FREE 0u
 #define LUF_THREAD_LIVE 0x4c756654u /* "LufT" */
+
+/* Batches a thread keeps for itself before it hands further ones to the pool. */
+#define LUF_PROC_KEEP 4u
+/* A section open this long while objects wait for it is reported (ms). */
+#define LUF_PROC_STALL_MS 1000u
+/* Failed snapshot checks between two reads of the clock. */
+#define LUF_PROC_STALL_CHECKS 64u
 
 /* The end of a node list: every node luf holds has a non-NULL next. */
 static struct luf_node node_end;
@@ -63,6 +95,8 @@ struct luf_thread {
 	LUF_CACHE_ALIGNED struct luf_reader rd; /* first: luf_read_lock() casts */
 	LUF_CACHE_ALIGNED unsigned int state;	/* LUF_THREAD_FREE or _LIVE */
 	unsigned int id;			/* its backend CPU id */
+	int tid;				/* its thread's id (gettid()), for reports */
+	unsigned int stall_checks;		/* failed checks of the pending snapshot */
 	struct luf_proc *proc;
 	struct luf_pcpu *pc;
 	struct luf_freelist *fl;
@@ -73,9 +107,11 @@ struct luf_thread {
 	struct node_list calls;	      /* luf_call() objects no reader can read: callbacks to run */
 	unsigned long calls_inflight; /* luf_call() objects on the lists above @calls */
 	bool in_calls;		      /* run_calls() is running: a nested call returns */
-	unsigned long *snap;  /* each thread's reader counter at the snapshot, 0 if outside */
-	unsigned long misses; /* luf_reuse() calls in a row that found nothing */
-	unsigned long ticks;  /* luf_reuse() calls, for the periodic grace check */
+	bool stall_warned;	      /* the pending snapshot's stall was reported */
+	unsigned int stall_ms;	      /* when a failed check first read the clock (ms), 0 before */
+	unsigned long *snap; /* each thread's reader counter at the snapshot, 0 if outside */
+	unsigned int misses; /* luf_reuse() calls in a row that found nothing */
+	unsigned int ticks;  /* luf_reuse() calls, for the periodic grace check */
 };
 
 struct luf_proc {
@@ -97,6 +133,10 @@ struct luf_proc {
 	struct node_list orphans;   /* handed over by unregistered threads: flushed */
 	unsigned long orphan_calls; /* luf_call() objects among them, under @lock */
 	unsigned long nr_orphans;   /* orphans.nr, written under @lock, read without it */
+	struct node_list pool;	    /* folded batches of threads that reuse less: not flushed */
+	unsigned long nr_pool;	    /* pool.nr, written under @lock, read without it */
+	struct node_list spare;	    /* ready objects a thread had too many of: reusable */
+	unsigned long nr_spare;	    /* spare.nr, written under @lock, read without it */
 };
 
 /* The calling thread's handle, if it is registered. */
@@ -454,6 +494,133 @@ static int fold_open(struct luf_thread *t)
 	return ret;
 }
 
+/* What @t holds past its open batch: its free list and the objects found on it. */
+static unsigned long held_back(const struct luf_thread *t)
+{
+	return luf_freelist_nr_clean(t->fl) + luf_freelist_nr_pend(t->fl) + t->ready.nr +
+	       t->wait.nr + t->later.nr;
+}
+
+/*
+ * Does @t fold its full batch for the pool? When it holds LUF_PROC_KEEP
+ * batches already: it retires more than it reuses.
+ */
+static bool hands_over(const struct luf_thread *t)
+{
+#if defined(LUF_MUTANT_PROC_NO_POOL)
+	/* Mutant: every batch stays with the thread that retired it. */
+	return false;
+#endif
+	return held_back(t) >= (unsigned long)LUF_PROC_KEEP * t->proc->batch;
+}
+
+/*
+ * Fold the open batch and hand it to the domain's pool: each node keeps
+ * the batch's key in its folio (still LUF_FOLIO_IN_USE, on no free list)
+ * for the luf_free() of the thread that takes it (take_pool()). No flush.
+ * A batch with a luf_call() object stays with the thread (fold_open()): a
+ * callback runs on the thread that queued it, or on one that adopts it.
+ */
+static int fold_to_pool(struct luf_thread *t)
+{
+	struct luf_proc *p = t->proc;
+	unsigned short key = 0;
+	int ret;
+
+	for (struct luf_node *n = t->open.head; n != NODE_END; n = next_of(n))
+		if (n->func)
+			return fold_open(t);
+	ret = luf_pcpu_fold(t->pc, &key);
+	if (ret)
+		return ret;
+	for (struct luf_node *n = t->open.head; n != NODE_END; n = next_of(n))
+		n->folio.key = key;
+	pthread_mutex_lock(&p->lock);
+	splice(&p->pool, &t->open);
+	__atomic_store_n(&p->nr_pool, p->pool.nr, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&p->lock);
+	return 0;
+}
+
+/*
+ * Keep at most LUF_PROC_KEEP batches ready on @t: the rest (whole, from
+ * the first node past the kept ones) go to the domain's spare list.
+ */
+static void spill_ready(struct luf_thread *t)
+{
+	struct luf_proc *p = t->proc;
+	unsigned long keep = (unsigned long)LUF_PROC_KEEP * p->batch;
+	struct node_list rest;
+	struct luf_node *cut = t->ready.head;
+
+	if (t->ready.nr <= keep)
+		return;
+	for (unsigned long i = 1; i < keep; i++)
+		cut = next_of(cut);
+	rest.head = next_of(cut);
+	rest.tail = t->ready.tail;
+	rest.nr = t->ready.nr - keep;
+	set_next(cut, NODE_END);
+	t->ready.tail = cut;
+	t->ready.nr = keep;
+	pthread_mutex_lock(&p->lock);
+	splice(&p->spare, &rest);
+	__atomic_store_n(&p->nr_spare, p->spare.nr, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&p->lock);
+}
+
+/* Take up to a batch of the spare list: ready at once. Return: true if some were. */
+static bool take_spare(struct luf_thread *t)
+{
+	struct luf_proc *p = t->proc;
+	bool took = false;
+
+	if (!__atomic_load_n(&p->nr_spare, __ATOMIC_RELAXED))
+		return false;
+	pthread_mutex_lock(&p->lock);
+	for (unsigned long i = 0; p->spare.head && i < p->batch; i++, took = true)
+		push(&t->ready, pop(&p->spare));
+	__atomic_store_n(&p->nr_spare, p->spare.nr, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&p->lock);
+	return took;
+}
+
+/*
+ * Take the whole pool onto @t's free list, each node under the key it was
+ * folded with: one flush and one grace period for all of it (what the
+ * thread then has too many of goes to the spare list once it is ready).
+ * Return: true if some were taken.
+ */
+static bool take_pool(struct luf_thread *t)
+{
+	struct luf_proc *p = t->proc;
+	struct node_list list = {0};
+
+	if (!__atomic_load_n(&p->nr_pool, __ATOMIC_RELAXED))
+		return false;
+	pthread_mutex_lock(&p->lock);
+	splice(&list, &p->pool);
+	__atomic_store_n(&p->nr_pool, 0, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&p->lock);
+	while (list.head) {
+		struct luf_node *n = pop(&list);
+
+#if defined(LUF_MUTANT_PROC_POOL_NO_KEY)
+		/* Mutant: the pool's objects are freed as if they owed no flush. */
+		n->folio.key = 0;
+#endif
+		if (luf_free(t->fl, t->pc, &n->folio, n->folio.key)) {
+			/* Cannot happen (a valid key, IN_USE): keep it pooled, lose nothing. */
+			push(&list, n);
+			pthread_mutex_lock(&p->lock);
+			splice(&p->pool, &list);
+			__atomic_store_n(&p->nr_pool, p->pool.nr, __ATOMIC_RELAXED);
+			pthread_mutex_unlock(&p->lock);
+		}
+	}
+	return true;
+}
+
 /*
  * Take every object off @t's free list into @out, flushing first what is
  * still owed (a refill may release only the done head of the pend list:
@@ -507,6 +674,9 @@ int luf_proc_destroy(struct luf_proc *p, void (*release)(struct luf_node *n, voi
 		pthread_mutex_unlock(&p->lock);
 		return proc_fail(ret, __func__, "the last flush failed: nothing was released");
 	}
+	/* The pool was never flushed for: with no thread registered, no reader is left. */
+	splice(&p->orphans, &p->pool);
+	splice(&p->orphans, &p->spare);
 	p->magic = 0;
 	pthread_mutex_unlock(&p->lock);
 	/* Off the live list before its locks go: a fork waits for this. */
@@ -569,6 +739,7 @@ int luf_thread_register(struct luf_proc *p, struct luf_thread **out)
 		return proc_fail(ret, __func__, "luf_user_set_thread_id() refused the id");
 	}
 	t->state = LUF_THREAD_LIVE;
+	__atomic_store_n(&t->tid, (int)gettid(), __ATOMIC_RELAXED);
 	p->nr_registered++;
 	if (t->id >= p->hi)
 		__atomic_store_n(&p->hi, t->id + 1, __ATOMIC_RELEASE);
@@ -692,7 +863,7 @@ static int retire(struct luf_thread *t, struct luf_node *n, luf_call_fn *func, c
 		t->calls_inflight++;
 	push(&t->open, n);
 	if (t->open.nr >= t->proc->batch)
-		return fold_open(t);
+		return hands_over(t) ? fold_to_pool(t) : fold_open(t);
 	return 0;
 }
 
@@ -725,6 +896,59 @@ static void take_snapshot(struct luf_thread *t)
 		unsigned long c = i < hi ? __luf_load_acquire(&p->threads[i].rd.ctr) : 0;
 
 		t->snap[i] = (c & LUF_READER_NEST_MASK) ? c : 0;
+	}
+	t->stall_checks = 0;
+	t->stall_ms = 0;
+	t->stall_warned = false;
+}
+
+/* The monotonic clock in ms, modulo 2^32 (differences of up to 49 days are right); never 0. */
+static unsigned int now_ms(void)
+{
+	struct timespec ts;
+	unsigned int ms;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	ms = (unsigned int)((unsigned long long)ts.tv_sec * 1000u +
+			    (unsigned long long)ts.tv_nsec / 1000000u);
+	return ms ? ms : 1;
+}
+
+/*
+ * The pending snapshot of @t did not pass: once it has failed for
+ * LUF_PROC_STALL_MS (the clock is read every LUF_PROC_STALL_CHECKS
+ * failed checks, from the first such read), report the first reader
+ * still inside its section, once, through the error hook: a section that
+ * never closes would otherwise hold back every later object in silence.
+ */
+static void check_stall(struct luf_thread *t)
+{
+	const struct luf_proc *p = t->proc;
+	unsigned int hi = __atomic_load_n(&p->hi, __ATOMIC_ACQUIRE);
+	unsigned int now;
+	char what[160];
+
+	if (t->stall_warned || ++t->stall_checks % LUF_PROC_STALL_CHECKS)
+		return;
+	now = now_ms();
+	if (!t->stall_ms) {
+		t->stall_ms = now;
+		return;
+	}
+	if (now - t->stall_ms < LUF_PROC_STALL_MS)
+		return;
+	for (unsigned int i = 0; i < hi; i++) {
+		if (!t->snap[i] ||
+		    !section_open(__luf_load_acquire(&p->threads[i].rd.ctr), t->snap[i]))
+			continue;
+		snprintf(what, sizeof(what),
+			 "reader %u (thread id %d) has stayed inside one read section for over "
+			 "%u ms: %lu objects wait for it",
+			 i, __atomic_load_n(&p->threads[i].tid, __ATOMIC_RELAXED),
+			 LUF_PROC_STALL_MS, t->wait.nr + t->later.nr);
+		t->stall_warned = true;
+		(void)__luf_fail(-EAGAIN, "luf_proc", what);
+		return;
 	}
 }
 
@@ -818,8 +1042,12 @@ static void run_calls(struct luf_thread *t)
 /* Move @wait to @ready if its snapshot passed, and start the next generation. */
 static void advance(struct luf_thread *t)
 {
-	if (!t->wait.head || !snapshot_passed(t))
+	if (!t->wait.head)
 		return;
+	if (!snapshot_passed(t)) {
+		check_stall(t);
+		return;
+	}
 	make_ready(t, &t->wait);
 	splice(&t->wait, &t->later);
 	if (t->wait.head)
@@ -906,6 +1134,16 @@ int luf_reuse(struct luf_thread *t, struct luf_node **out)
 			if (!ret)
 				ret = take_flushed(t, LUF_ALLOC_MAY_FLUSH);
 		}
+		/*
+		 * Then the pool (what threads that retire more than they reuse
+		 * left); if that gives nothing ready (its objects wait for
+		 * readers) the spare list (what threads had too many of: ready
+		 * at once), the reserve for a grace period a reader stalls.
+		 */
+		if (!ret && take_pool(t))
+			ret = take_flushed(t, LUF_ALLOC_MAY_FLUSH);
+		if (ret >= 0 && !t->ready.head && take_spare(t))
+			ret = 1;
 		if (!ret && adopt(t))
 			advance(t);
 		if (ret < 0)
@@ -931,12 +1169,14 @@ int luf_reuse(struct luf_thread *t, struct luf_node **out)
 	 * (the scan reads lines the readers write).
 	 */
 	batch = t->proc->batch;
+	spill_ready(t);
 	free = on_free_list(t);
 	if (t->wait.head) {
 		if (t->ready.nr < batch || !(++t->ticks % 16))
 			advance(t);
-	} else if ((t->ready.nr < batch / 2 && free) ||
+	} else if ((t->ready.nr < batch / 2 && (free || take_pool(t))) ||
 		   free > (t->ready.nr > batch ? t->ready.nr : batch)) {
+		/* Flushed for and checked: the free list, else the pool taken early. */
 		take_flushed(t, LUF_ALLOC_MAY_FLUSH);
 	} else if (free >= batch) {
 		take_flushed(t, 0);
@@ -1044,6 +1284,15 @@ unsigned long luf_thread_held(const struct luf_thread *t)
 	if (!t || t->state != LUF_THREAD_LIVE)
 		return 0;
 	return t->open.nr + on_free_list(t) + t->ready.nr + t->wait.nr + t->later.nr + t->calls.nr;
+}
+
+unsigned long luf_proc_pooled(const struct luf_proc *p)
+{
+	if (!proc_ok(p))
+		return 0;
+	return __atomic_load_n(&p->nr_pool, __ATOMIC_RELAXED) +
+	       __atomic_load_n(&p->nr_spare, __ATOMIC_RELAXED) +
+	       __atomic_load_n(&p->nr_orphans, __ATOMIC_RELAXED);
 }
 
 const struct luf_user *luf_proc_backend(const struct luf_proc *p)

@@ -279,6 +279,7 @@ struct reader {
 	sem_t go, done;
 	int cmd; /* 1: lock, 2: unlock, 3: unregister and exit */
 	int err;
+	int tid;
 };
 
 /* Static: a failed check longjmps out of the test, the threads live on. */
@@ -289,6 +290,7 @@ static void *reader_main(void *arg)
 	struct reader *r = arg;
 
 	r->err = luf_thread_register(proc, &r->t);
+	r->tid = (int)syscall(SYS_gettid);
 	sem_post(&r->done);
 	for (;;) {
 		sem_wait(&r->go);
@@ -628,6 +630,168 @@ static void new_sections_do_not_starve(void **state)
 	free(o);
 }
 
+/*
+ * A thread that only retires: it retires @n objects, then waits for @go
+ * before it unregisters.
+ */
+struct retirer {
+	pthread_t thread;
+	sem_t go, done;
+	struct obj **o;
+	int n;
+	int err;
+};
+
+static void *retire_then_wait(void *arg)
+{
+	struct retirer *r = arg;
+	struct luf_thread *t;
+
+	r->err = luf_thread_register(proc, &t);
+	for (int i = 0; !r->err && i < r->n; i++)
+		r->err = luf_retire(t, &r->o[i]->node);
+	sem_post(&r->done);
+	sem_wait(&r->go);
+	if (!r->err)
+		r->err = luf_thread_unregister(t);
+	return NULL;
+}
+
+static void retirer_start(struct retirer *r, struct obj **o, int n)
+{
+	r->o = o;
+	r->n = n;
+	sem_init(&r->go, 0, 0);
+	sem_init(&r->done, 0, 0);
+	assert_int_equal(pthread_create(&r->thread, NULL, retire_then_wait, r), 0);
+	sem_wait(&r->done);
+	assert_int_equal(r->err, 0);
+}
+
+static void retirer_stop(struct retirer *r)
+{
+	sem_post(&r->go);
+	pthread_join(r->thread, NULL);
+	assert_int_equal(r->err, 0);
+	sem_destroy(&r->go);
+	sem_destroy(&r->done);
+}
+
+/* Static: a failed check longjmps out of the test, the thread lives on. */
+static struct retirer retirers[1];
+
+/*
+ * Rule: a thread that retires more than it reuses keeps 4 batches and
+ * hands the rest to the pool, which another thread's luf_reuse() takes,
+ * after one flush for all of them (they owe it: no flush ran since their
+ * retirement), and the 4 kept come back once their thread unregisters.
+ */
+static void pool_hands_batches_to_allocators(void **state)
+{
+	const struct luf_user *u = luf_proc_backend(proc);
+	struct retirer *r = &retirers[0];
+	struct obj *o[10];
+	unsigned long calls;
+	struct luf_node *n;
+	int got = 0;
+
+	(void)state;
+	for (int i = 0; i < 10; i++)
+		o[i] = new_obj();
+	retirer_start(r, o, 10); /* batch 1: o[0..3] kept, o[4..9] pooled */
+	assert_int_equal(luf_proc_pooled(proc), 6);
+	calls = luf_user_calls(u);
+	for (int i = 0; i < 6; i++) {
+		struct obj *x;
+
+		assert_int_equal(luf_reuse(self, &n), 0);
+		x = luf_node_entry(n, struct obj, node);
+		assert_true(x == o[4] || x == o[5] || x == o[6] || x == o[7] || x == o[8] ||
+			    x == o[9]);
+	}
+	assert_int_equal(luf_user_calls(u), calls + 1);
+	assert_int_equal(luf_proc_pooled(proc), 0);
+	assert_int_equal(luf_reuse(self, &n), -EAGAIN);
+	retirer_stop(r);
+	while (luf_reuse(self, &n) == 0)
+		got++;
+	assert_int_equal(got, 4);
+	for (int i = 0; i < 10; i++)
+		free(o[i]);
+}
+
+/* Rule: the pool's objects wait for the sections open when they are taken. */
+static void pool_objects_wait_for_readers(void **state)
+{
+	struct reader *rd = &readers[0];
+	struct retirer *r = &retirers[0];
+	struct obj *o[10];
+	struct luf_node *n;
+
+	(void)state;
+	for (int i = 0; i < 10; i++)
+		o[i] = new_obj();
+	reader_start(rd);
+	reader_do(rd, 1); /* may have loaded the pointers of o[4..9] */
+	retirer_start(r, o, 10);
+	assert_int_equal(luf_reuse(self, &n), -EAGAIN);
+	assert_int_equal(luf_reuse(self, &n), -EAGAIN);
+	reader_do(rd, 2);
+	assert_int_equal(luf_reuse(self, &n), 0);
+	reader_stop(rd);
+	retirer_stop(r);
+	while (luf_reuse(self, &n) == 0)
+		;
+	for (int i = 0; i < 10; i++)
+		free(o[i]);
+}
+
+static unsigned long stall_reports;
+static char stall_report[256];
+
+static void catch_stall(int err, const char *fn, const char *what, void *arg)
+{
+	(void)arg;
+	if (err == -EAGAIN && !strcmp(fn, "luf_proc")) {
+		stall_reports++;
+		snprintf(stall_report, sizeof(stall_report), "%s", what);
+	}
+}
+
+/*
+ * A section that stalls a grace period for over a second is reported
+ * once through the error hook, with the reader's thread id.
+ */
+static void stall_is_reported(void **state)
+{
+	struct reader *rd = &readers[0];
+	struct obj *o = new_obj();
+	struct luf_node *n;
+	char tid[32];
+
+	(void)state;
+	stall_reports = 0;
+	reader_start(rd);
+	reader_do(rd, 1);
+	assert_int_equal(luf_retire(self, &o->node), 0);
+	luf_set_error_hook(catch_stall, NULL);
+	for (int ms = 0; ms < 5000 && !stall_reports; ms++) {
+		assert_int_equal(luf_reuse(self, &n), -EAGAIN);
+		usleep(1000);
+	}
+	for (int i = 0; i < 1000; i++)
+		assert_int_equal(luf_reuse(self, &n), -EAGAIN);
+	luf_set_error_hook(NULL, NULL);
+	assert_int_equal(stall_reports, 1);
+	snprintf(tid, sizeof(tid), "(thread id %d)", rd->tid);
+	assert_non_null(strstr(stall_report, tid));
+	assert_non_null(strstr(stall_report, "inside one read section"));
+	reader_do(rd, 2);
+	assert_int_equal(luf_reuse(self, &n), 0);
+	reader_stop(rd);
+	free(o);
+}
+
 /* A thread that unregisters hands its objects to the others. */
 static void *retire_and_leave(void *arg)
 {
@@ -943,6 +1107,9 @@ int main(int argc, char **argv)
 					    teardown),
 	    cmocka_unit_test_setup_teardown(new_sections_do_not_starve, setup, teardown),
 	    cmocka_unit_test_setup_teardown(unregister_hands_over, setup, teardown),
+	    cmocka_unit_test_setup_teardown(pool_hands_batches_to_allocators, setup, teardown),
+	    cmocka_unit_test_setup_teardown(pool_objects_wait_for_readers, setup, teardown),
+	    cmocka_unit_test_setup_teardown(stall_is_reported, setup, teardown),
 	    cmocka_unit_test_setup_teardown(failed_flush_keeps_objects, setup, teardown),
 	    cmocka_unit_test_setup_teardown(destroy_releases_everything, setup, teardown),
 	    cmocka_unit_test_setup_teardown(unregister_drains_a_done_head, setup, teardown),

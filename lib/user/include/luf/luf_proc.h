@@ -63,8 +63,32 @@
  * since the retirement already covered it (docs/DESIGN.md section 6).
  *
  * Each retired object comes back through the thread that retired it,
- * or, after that thread unregisters, through any thread. A thread is
- * registered with at most one struct luf_proc at a time.
+ * or, after that thread unregisters, through any thread; and a thread
+ * that retires more than it reuses hands its objects to the threads that
+ * allocate: once it holds 4 batches (4 x struct luf_proc_config.batch
+ * objects), each further batch goes to the domain's pool, from which any
+ * thread's luf_reuse() takes a batch when its own lists are empty (the
+ * remote frees of mimalloc and jemalloc: retire on one thread, reuse on
+ * another). A thread that has more than 4 batches ready moves the rest
+ * to the domain's spare list, which a thread with nothing ready takes
+ * first: ready objects are ready for every thread. So what luf holds
+ * stays bounded when the program reuses as much as it retires: per
+ * thread about 6 batches (the open one, 4 kept or ready, one waiting for
+ * readers), plus what the program allocated while a reader stalled a
+ * grace period (nothing retired after a section began is reusable until
+ * it ends), which the pool and the spare list keep and hand out in the
+ * next stall (luf_thread_held(), luf_proc_pooled(); tests/user/proc_pc.c
+ * checks this bound). A thread is registered with at most one struct
+ * luf_proc at a time.
+ *
+ * A reader that stays inside one section holds back every object retired
+ * after it began. When a section has stalled a grace period for over a
+ * second while objects wait for it, luf reports it once per grace period
+ * through the error hook (luf_set_error_hook(), <luf/error.h>), e.g.
+ * "luf_proc: reader 3 (thread id 4242) has stayed inside one read section
+ * for over 1000 ms: 4096 objects wait for it (-EAGAIN)"; the call that
+ * noticed it (luf_reuse() or luf_call()) still succeeds or returns
+ * -EAGAIN as usual.
  *
  * Two threads that retire the same object at once (breaking U2) do not
  * corrupt the domain: one compare-and-swap on the node claims it, exactly
@@ -408,7 +432,8 @@ static inline bool luf_read_inside(const struct luf_thread *t)
  *
  * Context: no system call, no allocation, no flush; one compare-and-swap
  * on @n (claiming it), writes the thread's own lines, and the key table
- * once per batch.
+ * once per batch; a thread that holds 4 batches hands each further batch
+ * to the domain's pool (under the domain's mutex, once per batch).
  * Return: 0; -EINVAL for NULL or a handle that is not the calling
  * thread's registered one; -EBUSY if @n is retired already (a double
  * retirement, also when another thread retires it at the same time:
@@ -427,7 +452,9 @@ int luf_retire(struct luf_thread *t, struct luf_node *n);
  * none if another flush since the retirements covered it), checked
  * against every reader's counter at once; else, after @batch calls in a
  * row found nothing, the thread's part batch, folded and flushed; else
- * objects other threads handed over when they unregistered. Objects some
+ * a batch from the domain's pool (objects of threads that retire more
+ * than they reuse: flushed for once, if still owed); else objects other
+ * threads handed over when they unregistered. Objects some
  * reader may still be reading are kept back until every section open at
  * the check has closed (a later call hands them out). While objects wait,
  * a call that hands one out may also start the next such wait: when the
@@ -459,8 +486,10 @@ int luf_reuse(struct luf_thread *t, struct luf_node **out);
  * unpublished before the call has ended. So an object unpublished before
  * it (U1) may be freed or rewritten at once, retired or not; and every
  * object the calling thread retired before it is on its ready list:
- * luf_reuse() hands each back without a flush or a wait. Objects other
- * threads retired stay theirs (their own luf_reuse() finds them).
+ * luf_reuse() hands each back without a flush or a wait, but for the
+ * batches it handed to the domain's pool, which stay there for any
+ * thread's luf_reuse(). Objects other threads retired stay theirs (their
+ * own luf_reuse() finds them).
  *
  * In order: folds the thread's open batch and takes its whole deferred
  * free list (one flush if it still owes one), issues one barrier on every
@@ -530,6 +559,18 @@ int luf_call(struct luf_thread *t, struct luf_node *n, luf_call_fn *func);
  * Return: a count of objects; 0 for NULL.
  */
 unsigned long luf_thread_held(const struct luf_thread *t);
+
+/**
+ * luf_proc_pooled() - objects the domain holds for any thread
+ * @p: the domain
+ *
+ * Retired objects no thread holds: batches handed to the pool by threads
+ * that retire more than they reuse, and what unregistered threads left.
+ * With luf_thread_held() of every thread, all that luf holds back.
+ * Context: any thread; two relaxed loads, a moment's value.
+ * Return: a count of objects; 0 for a NULL or garbage @p.
+ */
+unsigned long luf_proc_pooled(const struct luf_proc *p);
 
 /**
  * luf_proc_backend() - the domain's backend
