@@ -213,6 +213,62 @@ static bool thread_ok(const struct luf_thread *t)
 	return t && t == luf_self && t->state == LUF_THREAD_LIVE;
 }
 
+#if defined(LUF_DEBUG)
+/* @t's depth of nested sections is at its largest: one more lock would wrap it. */
+static bool nest_full(const struct luf_thread *t)
+{
+	unsigned long c = __atomic_load_n(&t->rd.ctr, __ATOMIC_RELAXED);
+
+	return (c & LUF_READER_NEST_MASK) == LUF_READER_NEST_MASK;
+}
+
+/*
+ * LUF_DEBUG: the checks of luf_read_lock(), luf_read_unlock() and
+ * luf_read_inside(), called by their macros in luf_proc.h with the call
+ * site (issue 30, finding 5). A failed check is one line through
+ * __luf_fail() (so luf_last_error() and the error hook see it) and on
+ * stderr, then abort().
+ *
+ * Why abort, where the core's LUF_DEBUG reports (__luf_freelist_report()
+ * in luf_free() and luf_alloc()) report and go on: luf_free() refuses a
+ * double free with -EBUSY and changes nothing, so its caller hears of it
+ * and nothing is broken. These calls return nothing: going on
+ * after a NULL handle faults, and a lock refused, or made on a wrong
+ * handle, leaves the caller reading unprotected while it believes itself
+ * inside a section: the silent failure the check exists to stop. So the
+ * report ends the process, as a failed assert() does. (Only a hook that
+ * does not return, e.g. a test's longjmp, goes on.)
+ *
+ * Async-signal-safe when the check passes (loads of the thread's own
+ * words); a failed one calls snprintf() and stdio before it aborts.
+ */
+void __luf_proc_read_check(const struct luf_thread *t, bool lock, const char *fn, const char *file,
+			   int line)
+{
+	const char *rule;
+	char what[512];
+
+#if defined(LUF_MUTANT_PROC_NO_DEBUG_CHECKS)
+	/* Mutant: LUF_DEBUG checks nothing (tests/user/proc_debug.c must fail). */
+	return;
+#endif
+	if (!t)
+		rule = "@t is NULL";
+	else if (!thread_ok(t))
+		rule = "@t is not the calling thread's registered handle (another thread's, "
+		       "or kept after luf_thread_unregister())";
+	else if (lock && nest_full(t))
+		rule = "the depth of nested sections is at LUF_READER_NEST_MASK: one more lock "
+		       "would wrap it (a luf_read_lock() without its unlock?)";
+	else
+		return;
+	snprintf(what, sizeof(what), "%s, at %s:%d", rule, file ? file : "?", line);
+	__luf_fail(-EINVAL, fn, what);
+	fprintf(stderr, "luf: %s: %s\n", fn, what);
+	abort();
+}
+#endif
+
 static void hold_back(struct luf_thread *t, struct node_list *list);
 static void run_calls(struct luf_thread *t);
 static void thread_exit(void *arg);

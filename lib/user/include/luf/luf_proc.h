@@ -116,6 +116,20 @@
  * (reading, or outside luf) is covered. A child that calls exec() at once
  * needs none of this.
  *
+ * Misuse of a read section is not checked in a release build, where
+ * luf_read_lock() and luf_read_unlock() are one store each: a NULL handle
+ * faults; a handle of another thread, or one kept after
+ * luf_thread_unregister(), leaves the caller's reads unprotected and
+ * races with the stores of the thread that owns (or next takes) its slot;
+ * and after LUF_READER_NEST_MASK nested sections (2^32 - 1 with a 64-bit
+ * long: luf_read_lock()s without their unlock) the next lock wraps the
+ * depth to 0, and the thread reads as if outside every section. A
+ * LUF_DEBUG build (-DLUF_DEBUG, or cmake -DLUF_DEBUG=ON) checks all three
+ * at each luf_read_lock(), luf_read_unlock() and luf_read_inside(): a
+ * failed check names the call, the rule and the call site in one line
+ * (luf_last_error(), the hook of luf_set_error_hook(), stderr), then
+ * aborts the process.
+ *
  * Errors are negative errno values; a set-up error is also named in one
  * line by luf_last_error() (<luf/error.h>), e.g.
  * "luf_proc_create: cfg->mem is not aligned to LUF_CACHELINE (64 bytes) (-EINVAL)".
@@ -351,6 +365,19 @@ static __thread unsigned long luf_mutant_depth;
  * luf_synchronize() that saw the handler's section wait longer: until the
  * end of the thread's next section). See the reader rules R1-R3 at the top
  * of this header.
+ *
+ * Misuse is undefined in a release build, which checks nothing: a NULL
+ * @t faults; a handle of another thread, or one kept after
+ * luf_thread_unregister(), publishes the section where no reuser looks
+ * for the caller (its reads are unprotected) and races with the owner's
+ * stores (a section of the owner lost, or left open for ever); and a lock
+ * at a depth of %LUF_READER_NEST_MASK (2^32 - 1 nested sections with a
+ * 64-bit long, e.g. locks without their unlock in a loop) wraps the depth
+ * to 0: the thread reads as if outside every section. A LUF_DEBUG build
+ * checks all three before the store (one call out of line): a failed
+ * check names the rule and the call site in one line, through
+ * luf_last_error(), the hook of luf_set_error_hook() and stderr, then
+ * calls abort().
  */
 static inline void luf_read_lock(struct luf_thread *t)
 {
@@ -383,6 +410,13 @@ static inline void luf_read_lock(struct luf_thread *t)
  * before it; the outermost unlock also counts the section as left. An
  * unlock without a lock is ignored (it would otherwise hide the thread's
  * later sections). Async-signal-safe, like luf_read_lock().
+ *
+ * Misuse is undefined in a release build: a NULL @t faults; a handle of
+ * another thread, or one kept after luf_thread_unregister(), may close a
+ * section of the thread that owns its slot (whose reads are then
+ * unprotected) and races with its stores. A LUF_DEBUG build checks both,
+ * as luf_read_lock() does, and aborts; an unlock without a lock is
+ * ignored in both builds.
  */
 static inline void luf_read_unlock(struct luf_thread *t)
 {
@@ -408,7 +442,9 @@ static inline void luf_read_unlock(struct luf_thread *t)
  *
  * As reusers see it: true from the store of the outermost luf_read_lock()
  * to the store of the matching luf_read_unlock(). For assertions, like
- * rcu_read_lock_held().
+ * rcu_read_lock_held(). A LUF_DEBUG build checks @t as luf_read_lock()
+ * does (NULL, or not the calling thread's registered handle: abort); a
+ * release build faults on NULL and answers for the handle's owner.
  *
  * Return: true inside a read section, false outside.
  */
@@ -418,6 +454,43 @@ static inline bool luf_read_inside(const struct luf_thread *t)
 
 	return (__atomic_load_n(&r->ctr, __ATOMIC_RELAXED) & LUF_READER_NEST_MASK) != 0;
 }
+
+#if defined(LUF_DEBUG)
+/*
+ * LUF_DEBUG: luf_read_lock(), luf_read_unlock() and luf_read_inside() are
+ * macros that pass their call site to __luf_proc_read_check()
+ * (lib/user/proc.c) before the inline function runs. It checks that @t is
+ * not NULL and is the calling thread's registered handle, and with @lock
+ * that its depth is below LUF_READER_NEST_MASK; it reports a failed check
+ * and aborts. A release build has neither the macros nor the call. (A
+ * call that bypasses the macro, through a function pointer or as
+ * (luf_read_lock)(t), is not checked.)
+ */
+void __luf_proc_read_check(const struct luf_thread *t, bool lock, const char *fn, const char *file,
+			   int line);
+
+static inline void __luf_read_lock_at(struct luf_thread *t, const char *file, int line)
+{
+	__luf_proc_read_check(t, true, "luf_read_lock", file, line);
+	luf_read_lock(t);
+}
+
+static inline void __luf_read_unlock_at(struct luf_thread *t, const char *file, int line)
+{
+	__luf_proc_read_check(t, false, "luf_read_unlock", file, line);
+	luf_read_unlock(t);
+}
+
+static inline bool __luf_read_inside_at(const struct luf_thread *t, const char *file, int line)
+{
+	__luf_proc_read_check(t, false, "luf_read_inside", file, line);
+	return luf_read_inside(t);
+}
+
+#define luf_read_lock(t) __luf_read_lock_at((t), __FILE__, __LINE__)
+#define luf_read_unlock(t) __luf_read_unlock_at((t), __FILE__, __LINE__)
+#define luf_read_inside(t) __luf_read_inside_at((t), __FILE__, __LINE__)
+#endif
 
 /**
  * luf_retire() - an object no new reader can reach will be reused later
