@@ -1332,6 +1332,12 @@ int luf_call(struct luf_thread *t, struct luf_node *n, luf_call_fn *func)
 		take_flushed(t, LUF_ALLOC_MAY_FLUSH); /* an error leaves them pending */
 	if (adopt(t))
 		advance(t);
+	/*
+	 * A thread that mixes luf_call() and luf_retire() keeps its batches
+	 * (they hold a callback), and its plain objects become ready here:
+	 * what it does not reuse itself goes to the spare list.
+	 */
+	spill_ready(t);
 	return 0;
 }
 

@@ -746,6 +746,74 @@ static void pool_objects_wait_for_readers(void **state)
 		free(o[i]);
 }
 
+/*
+ * A thread that retires and queues callbacks in the same batches (so the
+ * batches stay with it) and reuses nothing: its plain objects still reach
+ * a thread that allocates, through the spare list.
+ */
+static struct luf_proc *mix_proc;
+static sem_t mix_done, mix_go;
+
+static void mix_nothing(struct luf_node *n)
+{
+	(void)n;
+}
+
+static void *mix_retire_and_call(void *arg)
+{
+	struct obj **o = arg;
+	struct luf_thread *t;
+	void *ret = NULL;
+
+	if (luf_thread_register(mix_proc, &t))
+		ret = (void *)1;
+	for (int i = 0; !ret && i < 64; i++)
+		if (i % 4 ? luf_retire(t, &o[i]->node) : luf_call(t, &o[i]->node, mix_nothing))
+			ret = (void *)2;
+	sem_post(&mix_done);
+	sem_wait(&mix_go);
+	if (!ret && luf_thread_unregister(t))
+		ret = (void *)3;
+	return ret;
+}
+
+static void mixed_batches_reach_allocators(void **state)
+{
+	struct luf_proc_config cfg = {.max_threads = 2, .batch = 4};
+	struct obj *o[64];
+	struct luf_thread *t;
+	struct luf_node *n;
+	pthread_t th;
+	void *ret;
+	int got = 0;
+
+	(void)state;
+	assert_int_equal(luf_thread_unregister(self), 0);
+	assert_int_equal(luf_proc_create(&mix_proc, &cfg), 0);
+	assert_int_equal(luf_thread_register(mix_proc, &t), 0);
+	for (int i = 0; i < 64; i++)
+		o[i] = new_obj();
+	sem_init(&mix_done, 0, 0);
+	sem_init(&mix_go, 0, 0);
+	assert_int_equal(pthread_create(&th, NULL, mix_retire_and_call, o), 0);
+	sem_wait(&mix_done);
+	while (luf_reuse(t, &n) == 0)
+		got++;
+	sem_post(&mix_go);
+	pthread_join(th, &ret);
+	assert_null(ret);
+	assert_true(got > 0);
+	while (luf_reuse(t, &n) == 0)
+		;
+	assert_int_equal(luf_thread_unregister(t), 0);
+	assert_int_equal(luf_proc_destroy(mix_proc, NULL, NULL), 0);
+	for (int i = 0; i < 64; i++)
+		free(o[i]);
+	sem_destroy(&mix_done);
+	sem_destroy(&mix_go);
+	assert_int_equal(luf_thread_register(proc, &self), 0);
+}
+
 static unsigned long stall_reports;
 static char stall_report[256];
 
@@ -1110,6 +1178,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test_setup_teardown(pool_hands_batches_to_allocators, setup, teardown),
 	    cmocka_unit_test_setup_teardown(pool_objects_wait_for_readers, setup, teardown),
 	    cmocka_unit_test_setup_teardown(stall_is_reported, setup, teardown),
+	    cmocka_unit_test_setup_teardown(mixed_batches_reach_allocators, setup, teardown),
 	    cmocka_unit_test_setup_teardown(failed_flush_keeps_objects, setup, teardown),
 	    cmocka_unit_test_setup_teardown(destroy_releases_everything, setup, teardown),
 	    cmocka_unit_test_setup_teardown(unregister_drains_a_done_head, setup, teardown),

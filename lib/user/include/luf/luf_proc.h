@@ -66,25 +66,28 @@
  * or, after that thread unregisters, through any thread; and a thread
  * that retires more than it reuses hands its objects to the threads that
  * allocate: once it holds 4 batches (4 x struct luf_proc_config.batch
- * objects), each further batch goes to the domain's pool, from which any
- * thread's luf_reuse() takes a batch when its own lists are empty (the
- * remote frees of mimalloc and jemalloc: retire on one thread, reuse on
- * another). A thread that has more than 4 batches ready moves the rest
- * to the domain's spare list, which a thread with nothing ready takes
- * first: ready objects are ready for every thread. So what luf holds
- * stays bounded when the program reuses as much as it retires: per
- * thread about 6 batches (the open one, 4 kept or ready, one waiting for
- * readers), plus what the program allocated while a reader stalled a
- * grace period (nothing retired after a section began is reusable until
- * it ends), which the pool and the spare list keep and hand out in the
- * next stall (luf_thread_held(), luf_proc_pooled(); tests/user/proc_pc.c
- * checks this bound). A thread is registered with at most one struct
- * luf_proc at a time.
+ * objects), each further batch goes to the domain's pool (a batch with a
+ * luf_call() object stays with the thread), whose whole content the
+ * luf_reuse() of a thread with empty lists takes (the remote frees of
+ * mimalloc and jemalloc: retire on one thread, reuse on another). A
+ * thread that has more than 4 batches ready (in luf_reuse() or
+ * luf_call()) moves the rest to the domain's spare list, which a thread
+ * with nothing ready takes, a batch at a time: ready objects are ready
+ * for every thread. So what luf holds stays bounded when the program
+ * reuses as much as it retires: per thread about 6 batches (the open
+ * one, 4 kept or ready, one waiting for readers), plus what the program
+ * allocated while a reader stalled a grace period (nothing retired after
+ * a section began is reusable until it ends). luf never frees those: the
+ * pool and the spare list keep them for the next stall, so the total
+ * ratchets up to what the longest stalls cost (luf_thread_held(),
+ * luf_proc_pooled(); tests/user/proc_pc.c checks this bound). A thread
+ * is registered with at most one struct luf_proc at a time.
  *
  * A reader that stays inside one section holds back every object retired
  * after it began. When a section has stalled a grace period for over a
  * second while objects wait for it, luf reports it once per grace period
- * through the error hook (luf_set_error_hook(), <luf/error.h>), e.g.
+ * of each thread whose objects wait (two waiting threads: two lines,
+ * each with its own count) through the error hook (luf_set_error_hook(), <luf/error.h>), e.g.
  * "luf_proc: reader 3 (thread id 4242) has stayed inside one read section
  * for over 1000 ms: 4096 objects wait for it (-EAGAIN)"; the call that
  * noticed it (luf_reuse() or luf_call()) still succeeds or returns
@@ -102,8 +105,9 @@
  * Every other thread is unregistered: a read section it had open is
  * closed (no reuse waits for a thread that does not exist) and its slot
  * is free, so luf_proc_destroy() succeeds once the forking thread
- * unregisters. The objects such a thread held stay in its slot: the next
- * thread that registers in the child takes them over and reuses them, and
+ * unregisters. The objects such a thread held stay in its slot: the
+ * thread of the child that is given that slot (registration takes the
+ * lowest free one) takes them over and reuses them, and
  * luf_proc_destroy() releases the rest. The parent is unchanged.
  *
  * Around the fork() call the handlers take every lock of every domain, so
