@@ -550,11 +550,15 @@ static int fold_open(struct luf_thread *t)
 	return ret;
 }
 
+static unsigned long on_free_list(const struct luf_thread *t)
+{
+	return luf_freelist_nr_clean(t->fl) + luf_freelist_nr_pend(t->fl);
+}
+
 /* What @t holds past its open batch: its free list and the objects found on it. */
 static unsigned long held_back(const struct luf_thread *t)
 {
-	return luf_freelist_nr_clean(t->fl) + luf_freelist_nr_pend(t->fl) + t->ready.nr +
-	       t->wait.nr + t->later.nr;
+	return on_free_list(t) + t->ready.nr + t->wait.nr + t->later.nr;
 }
 
 /*
@@ -1156,11 +1160,6 @@ static int take_flushed(struct luf_thread *t, unsigned int flags)
 	else
 		hold_back(t, &list);
 	return 1;
-}
-
-static unsigned long on_free_list(const struct luf_thread *t)
-{
-	return luf_freelist_nr_clean(t->fl) + luf_freelist_nr_pend(t->fl);
 }
 
 int luf_reuse(struct luf_thread *t, struct luf_node **out)
