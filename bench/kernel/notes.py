@@ -8,13 +8,24 @@ bench/kernel/compare.json (the short three-run comparison) and
 bench/kernel/compare-full.json (the full reclaim workload), both written by
 tests/kernel/compare with their provenance.
 
-Usage: notes.py [--check] [--out FILE] [--readme FILE] [--short JSON] [--full JSON]
+Usage: notes.py [--check | --self-test] [--out FILE] [--readme FILE] [--short JSON]
+                [--full JSON] [--sweep JSON] [--results FILE] [--patches DIR]
+  --self-test  show that --check fails: on a copy of the README with one digit
+            of its kernel paragraph changed, and on a copy of the series with
+            one byte added to a patch (exit 0 if both fail as they must)
   --check   exit 1 (and say which line differs) if FILE or the README's
-            paragraph is not what the JSON files give; FILE defaults to
-            bench/kernel/NOTES.md, the README to README.md
+            paragraph is not what the JSON files give, or if a JSON was
+            recorded on another series than DIR's (the hash of
+            tests/kernel/kernels.sh's luf_series_hash); FILE defaults to
+            bench/kernel/NOTES.md, the README to README.md, DIR to
+            lib/kernel/patches; and if section 4 of bench/RESULTS.md (FILE of
+            --results) does not hold each JSON's report (tests/kernel/compare.py
+            render; the sweep's JSON, bench/kernel/compare-sweep.json, if it
+            exists) and the notes, as ONLY=kernel bench/run writes them
 Exit: 0 written or up to date, 1 out of date, 2 usage or unreadable input.
 """
 import argparse
+import hashlib
 import json
 import os
 import statistics
@@ -26,6 +37,12 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 def n(x):
     """An integer with thousands separators."""
     return f"{int(round(x)):,}"
+
+
+def pc(v):
+    """A percentage to one decimal, toward zero: 89.96 is "89.9", never "90.0"."""
+    t = int(abs(v) * 10) / 10.0
+    return f"{t if v >= 0 else -t:.1f}"
 
 
 def sec(v):
@@ -85,12 +102,12 @@ once (`--short`); the checker runs 30 s with 4096 hot pages per reader.
 Three runs of each kernel on the full workload (`--runs 3 --workloads
 reclaim`, `bench/kernel/compare-full.json`, {f.prov()}):
 {n(f.med("reclaim", "pristine", "tlb_shootdowns"))} TLB shootdowns on the pristine kernel (runs {f.rng("reclaim", "pristine", "tlb_shootdowns")}) and
-{n(f.med("reclaim", "luf", "tlb_shootdowns"))} on the patched one ({f.rng("reclaim", "luf", "tlb_shootdowns")}), {f.cut("reclaim"):.1f}% fewer, for
+{n(f.med("reclaim", "luf", "tlb_shootdowns"))} on the patched one ({f.rng("reclaim", "luf", "tlb_shootdowns")}), {pc(f.cut("reclaim"))}% fewer, for
 {n(f.med("reclaim", "luf", "pages_reclaimed"))} pages reclaimed ({n(f.med("reclaim", "pristine", "pages_reclaimed"))} on the pristine kernel;
 {n(f.med("reclaim", "luf", "nr_luf_deferred"))} deferred translations), in {sec(f.med("reclaim", "luf", "runtime_s"))} s
 against {sec(f.med("reclaim", "pristine", "runtime_s"))} s (runs {f.rng("reclaim", "luf", "runtime_s", sec)} s against {f.rng("reclaim", "pristine", "runtime_s", sec)} s).
 
-**Shootdowns: {s.cut("reclaim"):.1f}% fewer.** luf defers the flush of nearly every unmap
+**Shootdowns: {pc(s.cut("reclaim"))}% fewer.** luf defers the flush of nearly every unmap
 ({n(s.med("reclaim", "luf", "nr_luf_deferred"))} deferred translations for {n(pages)} pages reclaimed). What is left
 is luf flushing because memory is needed before the CPUs have flushed on
 their own: the four readers are pinned and never switch mm, so their
@@ -110,7 +127,7 @@ run it again).
 **Context switches are not where the savings come from.** With
 `luf.switch_done=0` (a context switch no longer counts as a flush, the
 closest TCG gets to a PCID machine: TCG has no PCID, so every CR3 switch
-flushes) the reduction is {s.cut("reclaim", "luf-noswitch"):.1f}% instead of {s.cut("reclaim"):.1f}%.
+flushes) the reduction is {pc(s.cut("reclaim", "luf-noswitch"))}% instead of {pc(s.cut("reclaim"))}%.
 
 **Runtime: measured here, not a general result.** The short workload's
 median is {sec(s.med("reclaim", "luf", "runtime_s"))} s on the patched kernel against {sec(s.med("reclaim", "pristine", "runtime_s"))} s (runs {s.rng("reclaim", "luf", "runtime_s", sec)} s
@@ -118,7 +135,7 @@ against {s.rng("reclaim", "pristine", "runtime_s", sec)} s); the full one {sec(f
 time goes was not measured; three runs per kernel on a shared two-core
 host under TCG give no interval, and hardware will differ.
 
-**Mixed: {s.cut("mixed"):.1f}% fewer shootdowns, nothing writable deferred.** Every
+**Mixed: {pc(s.cut("mixed"))}% fewer shootdowns, nothing writable deferred.** Every
 writable or dirty translation is flushed as before (`nr_luf_writable_flush`
 {n(max(s.col("mixed", "luf", "nr_luf_writable_flush")))} in every run; the `CONFIG_LUF_DEBUG` check in `try_to_unmap_one()` guards
 it), and each write fault on the writable mapping settles the mm's domain
@@ -129,7 +146,7 @@ of {n(s.med("checker", "luf", "nr_luf_deferred"))} deferred flushes per run unde
 reads on a kernel that frees folios before their flush
 (`kernel.mm_mutants`). The patched kernel reclaimed {n(s.med("checker", "luf", "pages_reclaimed"))} pages (median)
 against the pristine kernel's {n(s.med("checker", "pristine", "pages_reclaimed"))} (why was not measured; parked pages
-are not free pages for kswapd's watermarks), so its {s.cut("checker"):.1f}% fewer
+are not free pages for kswapd's watermarks), so its {pc(s.cut("checker"))}% fewer
 shootdowns are {"also fewer" if cpk(s, "luf") < cpk(s, "pristine") else "not fewer"} per page reclaimed: {cpk(s, "luf"):.1f} per 1,000 pages
 against {cpk(s, "pristine"):.1f}.
 """
@@ -144,17 +161,30 @@ def readme_block(short, full):
     s, f = short, full
     return f"""{BEGIN}
 Measured there (QEMU TCG, `-smp 4 -m 256M`, medians of 3 runs of the short
-workloads): {s.cut("reclaim"):.1f}% fewer "TLB shootdowns" than the pristine kernel on the
+workloads): {pc(s.cut("reclaim"))}% fewer "TLB shootdowns" than the pristine kernel on the
 reclaim workload ({n(s.med("reclaim", "pristine", "tlb_shootdowns"))} to {n(s.med("reclaim", "luf", "tlb_shootdowns"))}; on the full 768 MiB workload, medians
-of 3 runs, {f.cut("reclaim"):.1f}%: {n(f.med("reclaim", "pristine", "tlb_shootdowns"))} to {n(f.med("reclaim", "luf", "tlb_shootdowns"))}); runtime: the short workload's
+of 3 runs, {pc(f.cut("reclaim"))}%: {n(f.med("reclaim", "pristine", "tlb_shootdowns"))} to {n(f.med("reclaim", "luf", "tlb_shootdowns"))}); runtime: the short workload's
 median {sec(s.med("reclaim", "luf", "runtime_s"))} s against {sec(s.med("reclaim", "pristine", "runtime_s"))} s (runs {s.rng("reclaim", "luf", "runtime_s", sec)} s and {s.rng("reclaim", "pristine", "runtime_s", sec)} s), the
 full one {sec(f.med("reclaim", "luf", "runtime_s"))} s against {sec(f.med("reclaim", "pristine", "runtime_s"))} s ({f.rng("reclaim", "luf", "runtime_s", sec)} s and {f.rng("reclaim", "pristine", "runtime_s", sec)} s), under TCG,
-with three runs, no interval and the cause not measured; {s.cut("mixed"):.1f}% fewer on
+with three runs, no interval and the cause not measured; {pc(s.cut("mixed"))}% fewer on
 the mixed workload, where nothing writable or dirty is deferred;
 {n(sum(s.col("checker", "luf", "mismatches")))} checker mismatches in 3 runs. Measured on {s.prov()}
 (short) and {f.prov()} (full); each JSON also names the kernels'
 build keys.
 {END}"""
+
+
+def series_hash(patches):
+    """The hash of a series file and its patches, in order: luf_series_hash."""
+    h = hashlib.sha256()
+    with open(os.path.join(patches, "series"), "rb") as fh:
+        series = fh.read()
+    h.update(series)
+    for line in series.decode().splitlines():
+        for name in ([] if line.startswith("#") else line.split()):
+            with open(os.path.join(patches, name), "rb") as fh:
+                h.update(fh.read())
+    return h.hexdigest()[:16]
 
 
 def splice(text, block):
@@ -165,14 +195,65 @@ def splice(text, block):
     return text[:i] + block + text[j + len(END):]
 
 
+def self_test(a):
+    """--check must fail on a changed digit and on a changed patch."""
+    import re
+    import shutil
+    import subprocess
+    import tempfile
+
+    def check(readme, patches):
+        return subprocess.run([sys.executable, os.path.abspath(__file__), "--check", "--readme",
+                               readme, "--patches", patches, "--out", a.out, "--short", a.short,
+                               "--full", a.full, "--sweep", a.sweep, "--results", a.results],
+                              capture_output=True, text=True)
+
+    bad = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        with open(a.readme, encoding="utf-8") as fh:
+            text = fh.read()
+        i = text.find(BEGIN) + len(BEGIN)
+        m = re.search(r"[0-9](?=[0-9]*\.[0-9]%)", text[i:])  # a digit of the first percentage
+        readme = os.path.join(tmp, "README.md")
+        with open(readme, "w", encoding="utf-8") as fh:
+            d = text[i + m.start()]
+            fh.write(text[:i + m.start()] + str((int(d) + 1) % 10) + text[i + m.start() + 1:])
+        patches = os.path.join(tmp, "patches")
+        shutil.copytree(a.patches, patches)
+        base = check(a.readme, a.patches)
+        if base.returncode != 0:
+            print("notes.py: self-test: --check fails on the tree itself:\n" + base.stderr,
+                  file=sys.stderr)
+            return 1
+        r = check(readme, a.patches)
+        print(f"notes.py: self-test: a digit changed in the README: exit {r.returncode}: "
+              f"{r.stderr.strip()}")
+        bad += r.returncode != 1
+        with open(os.path.join(patches, "series"), encoding="utf-8") as fh:
+            first = next(l for l in fh if l.strip() and not l.startswith("#")).split()[0]
+        with open(os.path.join(patches, first), "a", encoding="utf-8") as fh:
+            fh.write("\n")
+        r = check(a.readme, patches)
+        print(f"notes.py: self-test: a byte added to {first}: exit {r.returncode}: "
+              f"{r.stderr.strip()}")
+        bad += r.returncode != 1
+    return 1 if bad else 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--check", action="store_true")
+    ap.add_argument("--self-test", action="store_true")
     ap.add_argument("--out", default=os.path.join(HERE, "NOTES.md"))
     ap.add_argument("--short", default=os.path.join(HERE, "compare.json"))
     ap.add_argument("--full", default=os.path.join(HERE, "compare-full.json"))
+    ap.add_argument("--sweep", default=os.path.join(HERE, "compare-sweep.json"))
+    ap.add_argument("--results", default=os.path.join(HERE, "..", "RESULTS.md"))
     ap.add_argument("--readme", default=os.path.join(HERE, "..", "..", "README.md"))
+    ap.add_argument("--patches", default=os.path.join(HERE, "..", "..", "lib", "kernel", "patches"))
     a = ap.parse_args()
+    if a.self_test:
+        return self_test(a)
     try:
         short, full = Cmp(a.short), Cmp(a.full)
         text = render(short, full)
@@ -187,6 +268,17 @@ def main():
         print(f"notes.py: {a.readme} has no kernel-numbers markers", file=sys.stderr)
         return 2
     if a.check:
+        try:
+            tree = series_hash(a.patches)
+        except OSError as e:
+            print(f"notes.py: cannot hash the series: {e}", file=sys.stderr)
+            return 2
+        for c in (short, full):
+            if c.d["provenance"]["series"] != tree:
+                print(f"notes.py: {c.path} was recorded on series {c.d['provenance']['series']}, "
+                      f"the tree's is {tree}: record the comparison again (tests/kernel/compare "
+                      "--json), then run bench/kernel/notes.py", file=sys.stderr)
+                return 1
         try:
             with open(a.out, encoding="utf-8") as fh:
                 have = fh.read()
@@ -207,12 +299,39 @@ def main():
             print(f"notes.py: the kernel numbers in {a.readme} differ from the JSON; "
                   "run bench/kernel/notes.py to write them", file=sys.stderr)
             return 1
-        return 0
+        return check_results(a.results, [a.short, a.full, a.sweep], text)
     with open(a.out, "w", encoding="utf-8") as fh:
         fh.write(text)
     if new_readme != readme:
         with open(a.readme, "w", encoding="utf-8") as fh:
             fh.write(new_readme)
+    return 0
+
+
+def check_results(results, jsons, notes):
+    """Section 4 of RESULTS.md must hold each JSON's report (compare.py render)
+    and the notes, as bench/run wrote them from these files."""
+    import subprocess
+    try:
+        with open(results, encoding="utf-8") as fh:
+            have = fh.read()
+    except OSError as e:
+        print(f"notes.py: {e}", file=sys.stderr)
+        return 1
+    cmp_py = os.path.join(HERE, "..", "..", "tests", "kernel", "compare.py")
+    for j in jsons:
+        if not os.path.exists(j):
+            continue
+        r = subprocess.run([sys.executable, cmp_py, "render", j], capture_output=True, text=True)
+        if r.returncode or r.stdout not in have:
+            print(f"notes.py: {results} does not hold the report of {j}: run "
+                  "ONLY=kernel bench/run BUILD_DIR", file=sys.stderr)
+            return 1
+    body = "\n".join(l for l in notes.splitlines() if not l.startswith("<!--"))
+    if body not in have:
+        print(f"notes.py: {results} does not hold bench/kernel/NOTES.md: run "
+              "ONLY=kernel bench/run BUILD_DIR", file=sys.stderr)
+        return 1
     return 0
 
 
