@@ -82,58 +82,85 @@ class Cmp:
         return f"tree {p['tree']}, series {p['series']}"
 
 
+def _compare_py():
+    """tests/kernel/compare.py, for its bootstrap interval (one implementation)."""
+    import importlib.util
+    path = os.path.join(HERE, "..", "..", "tests", "kernel", "compare.py")
+    spec = importlib.util.spec_from_file_location("luf_compare", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def interval(c, w, field):
+    """The 95% bootstrap interval of luf's median against pristine's, in percent."""
+    cp = _compare_py()
+    iv = cp.boot_interval(c.col(w, "luf", field), c.col(w, "pristine", field), cp.med_diff_pct)
+    return f"{pc(iv[0])}% to {pc(iv[1])}%" if iv else "none (one run)"
+
+
 def render(short, full):
     s, f = short, full
-    rs = s.median_run("reclaim", "luf")
     rf = f.median_run("reclaim", "luf")
-    flushes, drains = rs["nr_luf_remote_flush"], rs["nr_luf_drain"]
     f_flushes, f_drains = rf["nr_luf_remote_flush"], rf["nr_luf_drain"]
-    pages = s.med("reclaim", "luf", "pages_reclaimed")
-    who = ("the drains, not the bound, set" if drains * 2 > flushes else "the bound, more than the drains, sets")
+    f_pages = rf["pages_reclaimed"]
+    bound = rf.get("luf_park_pages")
+    peaks = f.col("reclaim", "luf", "luf_park_peak")
+    who = ("the drains, not the bound, set" if f_drains * 2 > f_flushes else
+           "the bound, not the drains, sets")
     cpk = lambda c, k: 1000.0 * c.med("checker", k, "tlb_shootdowns") / c.med("checker", k, "pages_reclaimed")
+    lfa = lambda k: f.med("reclaim", k, "nr_tlb_local_flush_all")
+    noswitch = "luf-noswitch" in s.d["workloads"].get("reclaim", {})
     out = f"""<!-- SPDX-License-Identifier: GPL-2.0-only OR MIT -->
 <!-- Written by bench/kernel/notes.py from compare.json and compare-full.json: edit the script. -->
 ### Reading the kernel numbers
 
-**The workloads are the short ones.** Under TCG the issue's reclaim workload
-(a 768 MiB disk read twice by 4 pinned threads) runs {sec(min(f.col("reclaim", "luf", "runtime_s") + f.col("reclaim", "pristine", "runtime_s")))}-{sec(max(f.col("reclaim", "luf", "runtime_s") + f.col("reclaim", "pristine", "runtime_s")))} s
-per boot, so the three-run comparison above uses a 384 MiB disk read
-once (`--short`); the checker runs 30 s with 4096 hot pages per reader.
-Three runs of each kernel on the full workload (`--runs 3 --workloads
-reclaim`, `bench/kernel/compare-full.json`, {f.prov()}):
+**Two comparisons.** Under TCG the issue's reclaim workload (a 768 MiB
+disk read twice by 4 pinned threads) runs {sec(min(f.col("reclaim", "luf", "runtime_s") + f.col("reclaim", "pristine", "runtime_s")))}-{sec(max(f.col("reclaim", "luf", "runtime_s") + f.col("reclaim", "pristine", "runtime_s")))} s per boot, so
+the three-run comparison above uses a 384 MiB disk read once (`--short`)
+and a 30 s checker with 4096 hot pages per reader. The full reclaim
+workload ran {f.d["runs"]} interleaved boots of each kernel (`bench/kernel/compare-full.json`,
+{f.prov()}, its report below the notes):
 {n(f.med("reclaim", "pristine", "tlb_shootdowns"))} TLB shootdowns on the pristine kernel (runs {f.rng("reclaim", "pristine", "tlb_shootdowns")}) and
-{n(f.med("reclaim", "luf", "tlb_shootdowns"))} on the patched one ({f.rng("reclaim", "luf", "tlb_shootdowns")}), {pc(f.cut("reclaim"))}% fewer, for
+{n(f.med("reclaim", "luf", "tlb_shootdowns"))} on the patched one ({f.rng("reclaim", "luf", "tlb_shootdowns")}), **{pc(f.cut("reclaim"))}% fewer**, for
 {n(f.med("reclaim", "luf", "pages_reclaimed"))} pages reclaimed ({n(f.med("reclaim", "pristine", "pages_reclaimed"))} on the pristine kernel;
-{n(f.med("reclaim", "luf", "nr_luf_deferred"))} deferred translations), in {sec(f.med("reclaim", "luf", "runtime_s"))} s
-against {sec(f.med("reclaim", "pristine", "runtime_s"))} s (runs {f.rng("reclaim", "luf", "runtime_s", sec)} s against {f.rng("reclaim", "pristine", "runtime_s", sec)} s).
+{n(f.med("reclaim", "luf", "nr_luf_deferred"))} deferred translations).
 
-**Shootdowns: {pc(s.cut("reclaim"))}% fewer.** luf defers the flush of nearly every unmap
-({n(s.med("reclaim", "luf", "nr_luf_deferred"))} deferred translations for {n(pages)} pages reclaimed). What is left
-is luf flushing because memory is needed before the CPUs have flushed on
-their own: the four readers are pinned and never switch mm, so their
-done counters move only when a shootdown reaches them. Reclaimed pages
-are parked on one pend list, at most `vm.luf_park_pages` of them (2% of
-RAM); past the bound one flush returns them all, and so does direct
-reclaim's drain before it gives up on an allocation. Of the {n(flushes)}
-flushes luf sent in the median run, {n(drains)} were such drains; on the full
-workload {n(f_drains)} of {n(f_flushes)}. Parked pages are not free pages for the
-watermarks, so an allocation that finds the free lists short drains the
-park rather than waiting for the bound: {who} how
-many pages one flush returns here ({n(pages)} pages for {n(flushes)} flushes,
-about {n(pages / flushes)} each). CPUs in lazy TLB mode get no IPI from luf (they catch
-up with the mm's TLB generation, which every deferral bumps, before they
-run it again).
-
+**The memory it costs: at most {n(max(peaks))} pages parked** (`vm.luf_park_peak`, the
+largest of the {len(peaks)} runs' peaks: {100.0 * max(peaks) / 65536:.2f}% of the guest's 256 MiB; the bound,
+`vm.luf_park_pages`, is {n(bound)} pages, 2% of what the kernel manages, and a
+pass may add its folios before the bound is applied). Reclaimed pages
+wait on one pend list; past the bound one flush for the union of their
+CPUs returns them all, so the bound sets how many pages a shootdown pays
+for: {n(f_pages)} pages for {n(f_flushes)} flushes in the median run, about
+{n(f_pages / f_flushes)} each, of which {n(f_drains)} were drains ({who} the count). Until
+issue 26, direct reclaim drained the park for every allocation it left
+short, and most flushes were such drains (the comparison recorded on
+series 72eba01f42e56f9e, in the history of this file's JSON). Order-0
+allocations now go round again and wait for the bound; higher orders,
+the allocator before the OOM killer, CMA, offlining and the idle work
+still drain.
+CPUs in lazy TLB mode get no IPI from luf (they catch up with the mm's
+TLB generation, which every deferral bumps, before they run it again).
+"""
+    if noswitch:
+        out += f"""
 **Context switches are not where the savings come from.** With
 `luf.switch_done=0` (a context switch no longer counts as a flush, the
 closest TCG gets to a PCID machine: TCG has no PCID, so every CR3 switch
-flushes) the reduction is {pc(s.cut("reclaim", "luf-noswitch"))}% instead of {pc(s.cut("reclaim"))}%.
+flushes) the short reduction is {pc(s.cut("reclaim", "luf-noswitch"))}% instead of {pc(s.cut("reclaim"))}%.
+"""
+    out += f"""
+**Runtime, with its interval.** The full workload's median is
+{sec(f.med("reclaim", "luf", "runtime_s"))} s on the patched kernel against {sec(f.med("reclaim", "pristine", "runtime_s"))} s (runs {f.rng("reclaim", "luf", "runtime_s", sec)} s
+against {f.rng("reclaim", "pristine", "runtime_s", sec)} s): the difference of medians has the 95% bootstrap
+interval {interval(f, "reclaim", "runtime_s")} ({f.d["runs"]} boots each, 10,000 resamples). The short
+workload: {sec(s.med("reclaim", "luf", "runtime_s"))} s against {sec(s.med("reclaim", "pristine", "runtime_s"))} s, interval {interval(s, "reclaim", "runtime_s")} (3 boots
+each). Where the time goes was not measured; this is a shared two-core
+host under TCG, and hardware will differ.
 
-**Runtime: measured here, not a general result.** The short workload's
-median is {sec(s.med("reclaim", "luf", "runtime_s"))} s on the patched kernel against {sec(s.med("reclaim", "pristine", "runtime_s"))} s (runs {s.rng("reclaim", "luf", "runtime_s", sec)} s
-against {s.rng("reclaim", "pristine", "runtime_s", sec)} s); the full one {sec(f.med("reclaim", "luf", "runtime_s"))} s against {sec(f.med("reclaim", "pristine", "runtime_s"))} s. Where the
-time goes was not measured; three runs per kernel on a shared two-core
-host under TCG give no interval, and hardware will differ.
+**Local full flushes:** {n(lfa("luf"))} on the patched kernel against {n(lfa("pristine"))}
+(`nr_tlb_local_flush_all`, medians of the full workload): {"within 10%: the TLB generation bumps of deferrals do not turn the CPUs' later ranged flushes into full ones here" if abs(lfa("luf") - lfa("pristine")) <= 0.1 * lfa("pristine") else ("%s%% more than pristine's: the TLB generation bumps of deferrals leave CPUs behind, so later ranged flushes become full ones (not measured further)" % pc(100.0 * (lfa("luf") - lfa("pristine")) / lfa("pristine")) if lfa("luf") > lfa("pristine") else "%s%% fewer than pristine's" % pc(100.0 * (lfa("pristine") - lfa("luf")) / lfa("pristine")))}.
 
 **Mixed: {pc(s.cut("mixed"))}% fewer shootdowns, nothing writable deferred.** Every
 writable or dirty translation is flushed as before (`nr_luf_writable_flush`
@@ -141,12 +168,11 @@ writable or dirty translation is flushed as before (`nr_luf_writable_flush`
 it), and each write fault on the writable mapping settles the mm's domain
 ({s.rng("mixed", "luf", "nr_luf_abort")} aborts per run), which is why the saving is smaller.
 
-**Checker: {n(sum(s.col("checker", "luf", "mismatches")))} mismatches in 3 runs on the patched kernel**, with a median
+**Checker: {n(sum(s.col("checker", "luf", "mismatches")))} mismatches in {len(s.col("checker", "luf", "mismatches"))} runs on the patched kernel**, with a median
 of {n(s.med("checker", "luf", "nr_luf_deferred"))} deferred flushes per run under it; the same checker sees stale
 reads on a kernel that frees folios before their flush
 (`kernel.mm_mutants`). The patched kernel reclaimed {n(s.med("checker", "luf", "pages_reclaimed"))} pages (median)
-against the pristine kernel's {n(s.med("checker", "pristine", "pages_reclaimed"))} (why was not measured; parked pages
-are not free pages for kswapd's watermarks), so its {pc(s.cut("checker"))}% fewer
+against the pristine kernel's {n(s.med("checker", "pristine", "pages_reclaimed"))}, so its {pc(s.cut("checker"))}% fewer
 shootdowns are {"also fewer" if cpk(s, "luf") < cpk(s, "pristine") else "not fewer"} per page reclaimed: {cpk(s, "luf"):.1f} per 1,000 pages
 against {cpk(s, "pristine"):.1f}.
 """
@@ -159,18 +185,18 @@ END = "<!-- kernel-numbers:end -->"
 
 def readme_block(short, full):
     s, f = short, full
+    peaks = f.col("reclaim", "luf", "luf_park_peak")
     return f"""{BEGIN}
-Measured there (QEMU TCG, `-smp 4 -m 256M`, medians of 3 runs of the short
-workloads): {pc(s.cut("reclaim"))}% fewer "TLB shootdowns" than the pristine kernel on the
-reclaim workload ({n(s.med("reclaim", "pristine", "tlb_shootdowns"))} to {n(s.med("reclaim", "luf", "tlb_shootdowns"))}; on the full 768 MiB workload, medians
-of 3 runs, {pc(f.cut("reclaim"))}%: {n(f.med("reclaim", "pristine", "tlb_shootdowns"))} to {n(f.med("reclaim", "luf", "tlb_shootdowns"))}); runtime: the short workload's
-median {sec(s.med("reclaim", "luf", "runtime_s"))} s against {sec(s.med("reclaim", "pristine", "runtime_s"))} s (runs {s.rng("reclaim", "luf", "runtime_s", sec)} s and {s.rng("reclaim", "pristine", "runtime_s", sec)} s), the
-full one {sec(f.med("reclaim", "luf", "runtime_s"))} s against {sec(f.med("reclaim", "pristine", "runtime_s"))} s ({f.rng("reclaim", "luf", "runtime_s", sec)} s and {f.rng("reclaim", "pristine", "runtime_s", sec)} s), under TCG,
-with three runs, no interval and the cause not measured; {pc(s.cut("mixed"))}% fewer on
-the mixed workload, where nothing writable or dirty is deferred;
-{n(sum(s.col("checker", "luf", "mismatches")))} checker mismatches in 3 runs. Measured on {s.prov()}
-(short) and {f.prov()} (full); each JSON also names the kernels'
-build keys.
+Measured there (QEMU TCG, `-smp 4 -m 256M`): on the full reclaim
+workload (768 MiB read twice, medians of {f.d["runs"]} interleaved boots per kernel)
+{pc(f.cut("reclaim"))}% fewer "TLB shootdowns" than the pristine kernel ({n(f.med("reclaim", "pristine", "tlb_shootdowns"))} to
+{n(f.med("reclaim", "luf", "tlb_shootdowns"))}), with at most {n(max(peaks))} pages parked ({100.0 * max(peaks) / 65536:.2f}% of RAM), in
+{sec(f.med("reclaim", "luf", "runtime_s"))} s against {sec(f.med("reclaim", "pristine", "runtime_s"))} s (95% interval of the difference {interval(f, "reclaim", "runtime_s")});
+on the short workloads (medians of 3 runs) {pc(s.cut("reclaim"))}% fewer on reclaim
+({n(s.med("reclaim", "pristine", "tlb_shootdowns"))} to {n(s.med("reclaim", "luf", "tlb_shootdowns"))}), {pc(s.cut("mixed"))}% fewer on the mixed workload, where
+nothing writable or dirty is deferred, and {n(sum(s.col("checker", "luf", "mismatches")))} checker mismatches in
+{len(s.col("checker", "luf", "mismatches"))} runs. Measured on {f.prov()} (full) and {s.prov()} (short); each
+JSON also names the kernels' build keys and QEMU's version.
 {END}"""
 
 

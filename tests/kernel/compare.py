@@ -290,8 +290,10 @@ def render(path):
     fp, fl = med("reclaim", "pristine", "nr_tlb_local_flush_all"), \
         med("reclaim", "luf", "nr_tlb_local_flush_all")
     if fp and fl is not None:
-        print("| reclaim: local full flushes within 10%% of pristine | %s (%s -> %s) | %s |" %
-              (rel(fl, fp), fmt(fp), fmt(fl), "MET" if abs(fl - fp) <= 0.1 * fp else "MISSED"))
+        # The concern: deferrals' TLB generation bumps turning ranged flushes into
+        # full ones. Fewer full flushes than pristine is no harm.
+        print("| reclaim: local full flushes at most 10%% above pristine | %s (%s -> %s) | %s |" %
+              (rel(fl, fp), fmt(fp), fmt(fl), "MET" if fl <= 1.1 * fp else "MISSED"))
     pm, lm = med("mixed", "pristine", "tlb_shootdowns"), med("mixed", "luf", "tlb_shootdowns")
     if pm is not None and lm is not None:
         print("| mixed: shootdowns not above pristine | %s -> %s | %s |" %
