@@ -99,6 +99,11 @@ def interval(c, w, field):
     return f"{pc(iv[0])}% to {pc(iv[1])}%" if iv else "none (one run)"
 
 
+# What luf_tree_rev's "(with local changes)" means, said where it shows.
+LOCAL = ('; "with local changes": files under tests/kernel or lib/kernel (then: Markdown too) differed '
+         'from that commit when the comparison ended')
+
+
 def render(short, full):
     s, f = short, full
     rf = f.median_run("reclaim", "luf")
@@ -120,14 +125,14 @@ disk read twice by 4 pinned threads) runs {sec(min(f.col("reclaim", "luf", "runt
 the three-run comparison above uses a 384 MiB disk read once (`--short`)
 and a 30 s checker with 4096 hot pages per reader. The full reclaim
 workload ran {f.d["runs"]} interleaved boots of each kernel (`bench/kernel/compare-full.json`,
-{f.prov()}, its report below the notes):
+{f.prov()}{LOCAL if "local changes" in f.prov() else ""}; its report is below the notes):
 {n(f.med("reclaim", "pristine", "tlb_shootdowns"))} TLB shootdowns on the pristine kernel (runs {f.rng("reclaim", "pristine", "tlb_shootdowns")}) and
 {n(f.med("reclaim", "luf", "tlb_shootdowns"))} on the patched one ({f.rng("reclaim", "luf", "tlb_shootdowns")}), **{pc(f.cut("reclaim"))}% fewer**, for
 {n(f.med("reclaim", "luf", "pages_reclaimed"))} pages reclaimed ({n(f.med("reclaim", "pristine", "pages_reclaimed"))} on the pristine kernel;
 {n(f.med("reclaim", "luf", "nr_luf_deferred"))} deferred translations).
 
 **The memory it costs: at most {n(max(peaks))} pages parked** (`vm.luf_park_peak`, the
-largest of the {len(peaks)} runs' peaks: {100.0 * max(peaks) / 65536:.2f}% of the guest's 256 MiB; the bound,
+largest of the {len(peaks)} runs' peaks: {int(10000.0 * max(peaks) / 65536) / 100:.2f}% of the guest's 256 MiB; the bound,
 `vm.luf_park_pages`, is {n(bound)} pages, 2% of what the kernel manages, and a
 pass may add its folios before the bound is applied). Reclaimed pages
 wait on one pend list; past the bound one flush for the union of their
@@ -190,7 +195,7 @@ def readme_block(short, full):
 Measured there (QEMU TCG, `-smp 4 -m 256M`): on the full reclaim
 workload (768 MiB read twice, medians of {f.d["runs"]} interleaved boots per kernel)
 {pc(f.cut("reclaim"))}% fewer "TLB shootdowns" than the pristine kernel ({n(f.med("reclaim", "pristine", "tlb_shootdowns"))} to
-{n(f.med("reclaim", "luf", "tlb_shootdowns"))}), with at most {n(max(peaks))} pages parked ({100.0 * max(peaks) / 65536:.2f}% of RAM), in
+{n(f.med("reclaim", "luf", "tlb_shootdowns"))}), with at most {n(max(peaks))} pages parked ({int(10000.0 * max(peaks) / 65536) / 100:.2f}% of RAM), in
 {sec(f.med("reclaim", "luf", "runtime_s"))} s against {sec(f.med("reclaim", "pristine", "runtime_s"))} s (95% interval of the difference {interval(f, "reclaim", "runtime_s")});
 on the short workloads (medians of 3 runs) {pc(s.cut("reclaim"))}% fewer on reclaim
 ({n(s.med("reclaim", "pristine", "tlb_shootdowns"))} to {n(s.med("reclaim", "luf", "tlb_shootdowns"))}), {pc(s.cut("mixed"))}% fewer on the mixed workload, where

@@ -56,9 +56,9 @@ luf_series_hash() {
 }
 
 # luf_tree_rev: this tree's commit, with " (with local changes)" if lib/kernel or
-# tests/kernel (but the recorded runs in tests/kernel/runs) differ from it.
+# tests/kernel (but the recorded runs in tests/kernel/runs and Markdown) differ from it.
 luf_tree_rev() {
 	local repo=$luf_kdir/../..
 	echo "$(git -C "$repo" rev-parse --short HEAD)$(git -C "$repo" diff --quiet HEAD -- lib/kernel \
-		tests/kernel ':!tests/kernel/runs' || echo ' (with local changes)')"
+		tests/kernel ':!tests/kernel/runs' ':!*.md' || echo ' (with local changes)')"
 }
