@@ -70,9 +70,11 @@ class Cmp:
         return f"{fmt(min(c))}-{fmt(max(c))}"
 
     def median_run(self, w, k):
-        """The run whose shootdown count is the median (runs are odd in number)."""
+        """The passing run whose shootdown count is nearest the median."""
         m = self.med(w, k, "tlb_shootdowns")
-        return next(r for r in self.d["workloads"][w][k]["runs"] if r["tlb_shootdowns"] == m)
+        runs = [r for r in self.d["workloads"][w][k]["runs"]
+                if r.get("status") == "pass" and r.get("tlb_shootdowns") is not None]
+        return min(runs, key=lambda r: abs(r["tlb_shootdowns"] - m))
 
     def cut(self, w, k="luf"):
         return 100.0 * (1 - self.med(w, k, "tlb_shootdowns") / self.med(w, "pristine", "tlb_shootdowns"))
@@ -133,8 +135,9 @@ workload ran {f.d["runs"]} interleaved boots of each kernel (`bench/kernel/compa
 
 **The memory it costs: at most {n(max(peaks))} pages parked** (`vm.luf_park_peak`, the
 largest of the {len(peaks)} runs' peaks: {int(10000.0 * max(peaks) / 65536) / 100:.2f}% of the guest's 256 MiB; the bound,
-`vm.luf_park_pages`, is {n(bound)} pages, 2% of what the kernel manages, and a
-pass may add its folios before the bound is applied). Reclaimed pages
+`vm.luf_park_pages`, is {n(bound)} pages, 2% of the RAM the kernel counted at
+boot, before init memory was freed; a pass may add its folios before the
+bound is applied). Reclaimed pages
 wait on one pend list; past the bound one flush for the union of their
 CPUs returns them all, so the bound sets how many pages a shootdown pays
 for: {n(f_pages)} pages for {n(f_flushes)} flushes in the median run, about
@@ -147,6 +150,9 @@ the allocator before the OOM killer, CMA, offlining and the idle work
 still drain.
 CPUs in lazy TLB mode get no IPI from luf (they catch up with the mm's
 TLB generation, which every deferral bumps, before they run it again).
+In the median run luf counted a CPU done {n(rf["nr_luf_done_switch"])} times at a context switch
+and {n(rf["nr_luf_done_ipi"])} times at a flush IPI: TCG has no PCID, so every switch of mm
+flushes{"" if noswitch else "; no run of this series has luf.switch_done=0 (a switch counting for nothing, closer to a PCID machine), so how much of the saving the switches give is not measured here"}.
 """
     if noswitch:
         out += f"""
@@ -160,7 +166,7 @@ flushes) the short reduction is {pc(s.cut("reclaim", "luf-noswitch"))}% instead 
 {sec(f.med("reclaim", "luf", "runtime_s"))} s on the patched kernel against {sec(f.med("reclaim", "pristine", "runtime_s"))} s (runs {f.rng("reclaim", "luf", "runtime_s", sec)} s
 against {f.rng("reclaim", "pristine", "runtime_s", sec)} s): the difference of medians has the 95% bootstrap
 interval {interval(f, "reclaim", "runtime_s")} ({f.d["runs"]} boots each, 10,000 resamples). The short
-workload: {sec(s.med("reclaim", "luf", "runtime_s"))} s against {sec(s.med("reclaim", "pristine", "runtime_s"))} s, interval {interval(s, "reclaim", "runtime_s")} (3 boots
+workload: {sec(s.med("reclaim", "luf", "runtime_s"))} s against {sec(s.med("reclaim", "pristine", "runtime_s"))} s, interval {interval(s, "reclaim", "runtime_s")} ({s.d["runs"]} boots
 each). Where the time goes was not measured; this is a shared two-core
 host under TCG, and hardware will differ.
 
@@ -197,7 +203,7 @@ workload (768 MiB read twice, medians of {f.d["runs"]} interleaved boots per ker
 {pc(f.cut("reclaim"))}% fewer "TLB shootdowns" than the pristine kernel ({n(f.med("reclaim", "pristine", "tlb_shootdowns"))} to
 {n(f.med("reclaim", "luf", "tlb_shootdowns"))}), with at most {n(max(peaks))} pages parked ({int(10000.0 * max(peaks) / 65536) / 100:.2f}% of RAM), in
 {sec(f.med("reclaim", "luf", "runtime_s"))} s against {sec(f.med("reclaim", "pristine", "runtime_s"))} s (95% interval of the difference {interval(f, "reclaim", "runtime_s")});
-on the short workloads (medians of 3 runs) {pc(s.cut("reclaim"))}% fewer on reclaim
+on the short workloads (medians of {s.d["runs"]} runs) {pc(s.cut("reclaim"))}% fewer on reclaim
 ({n(s.med("reclaim", "pristine", "tlb_shootdowns"))} to {n(s.med("reclaim", "luf", "tlb_shootdowns"))}), {pc(s.cut("mixed"))}% fewer on the mixed workload, where
 nothing writable or dirty is deferred, and {n(sum(s.col("checker", "luf", "mismatches")))} checker mismatches in
 {len(s.col("checker", "luf", "mismatches"))} runs. Measured on {f.prov()} (full) and {s.prov()} (short); each
@@ -291,7 +297,7 @@ def main():
         block = readme_block(short, full)
         with open(a.readme, encoding="utf-8") as fh:
             readme = fh.read()
-    except (OSError, ValueError, KeyError, StopIteration) as e:
+    except (OSError, ValueError, KeyError, TypeError, ZeroDivisionError) as e:
         print(f"notes.py: cannot read the comparisons or the README: {e!r}", file=sys.stderr)
         return 2
     new_readme = splice(readme, block)
@@ -304,7 +310,8 @@ def main():
         except OSError as e:
             print(f"notes.py: cannot hash the series: {e}", file=sys.stderr)
             return 2
-        for c in (short, full):
+        cmps = [short, full] + ([Cmp(a.sweep)] if os.path.exists(a.sweep) else [])
+        for c in cmps:
             if c.d["provenance"]["series"] != tree:
                 print(f"notes.py: {c.path} was recorded on series {c.d['provenance']['series']}, "
                       f"the tree's is {tree}: record the comparison again (tests/kernel/compare "

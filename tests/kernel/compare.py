@@ -51,7 +51,7 @@ def pct_down(v):
     """@v, a percentage, to one decimal, rounded toward zero: 89.96 is "89.9",
     never "90.0", so that no printed figure crosses a target its value misses."""
     t = int(abs(v) * 10) / 10.0
-    return "%.1f" % (t if v >= 0 else -t)
+    return "%.1f" % (t if v >= 0 and t else -t if t else 0.0)
 
 
 def boot_interval(a, b, stat, seed=1):
@@ -128,7 +128,11 @@ def fmt(v):
 
 
 def rel(a, b):
-    return "%+.1f%%" % (100.0 * (a - b) / b) if a is not None and b else "-"
+    """@a against @b in percent, signed, rounded toward zero (as pct_down)."""
+    if a is None or not b:
+        return "-"
+    v = pct_down(100.0 * (a - b) / b)
+    return ("%s%%" if v.startswith("-") else "+%s%%") % v
 
 
 def kernels(ws_w):
@@ -140,7 +144,7 @@ def kernels(ws_w):
 def sweep_bp(kernel):
     """The bound in basis points of RAM of a sweep kernel "luf-parkNbp", else None."""
     if kernel.startswith("luf-park") and kernel.endswith("bp") and kernel[8:-2].isdigit():
-        return int(kernel[8:-2])
+        return int(kernel[8:-2]) or None
     return None
 
 
@@ -199,7 +203,7 @@ def render_sweep(d):
     pts = sweep_points(d)
     if not pts:
         return
-    base = d["workloads"]["reclaim"]["pristine"]["median"].get("tlb_shootdowns")
+    base = d["workloads"]["reclaim"].get("pristine", {}).get("median", {}).get("tlb_shootdowns")
     print("\nreclaim, vm.luf_park_pages swept (%% of the guest's 256 MiB; medians of %d run(s)):\n"
           % d["runs"])
     print("| bound, % of RAM | bound, pages | park peak, pages | TLB shootdowns | fewer than "
@@ -255,7 +259,7 @@ def render(path):
         iv = boot_interval(col(w, "luf", key), col(w, "pristine", key), med_diff_pct)
         if not iv:
             return "no interval (one run each)"
-        if fewer:
+        if fewer and iv[1] < 0:
             return "95%% interval %s-%s%% fewer" % (pct_down(-iv[1]), pct_down(-iv[0]))
         return "95%% interval %s%% to %s%%" % (pct_down(iv[0]), pct_down(iv[1]))
 
@@ -281,7 +285,8 @@ def render(path):
     if pt and lt:
         iv = boot_interval(col("reclaim", "luf", "runtime_s"), col("reclaim", "pristine", "runtime_s"),
                            med_diff_pct)
-        verdict = "MISSED" if iv is None else "MET" if iv[1] <= 5.0 else "MISSED"
+        # One run each gives no interval, hence no verdict.
+        verdict = "-" if iv is None else "MET" if iv[1] <= 5.0 else "MISSED"
         print("| reclaim: runtime, upper end of the 95%% interval at most +5%% | %s (%s s -> %s s; "
               "%s; runs %s s and %s s) | %s |" %
               (rel(lt, pt), fmt(pt), fmt(lt), interval("reclaim", "runtime_s"),
