@@ -40,9 +40,8 @@ def n(x):
 
 
 def pc(v):
-    """A percentage to one decimal, toward zero: 89.96 is "89.9", never "90.0"."""
-    t = int(abs(v) * 10) / 10.0
-    return f"{t if v >= 0 else -t:.1f}"
+    """A percentage to one decimal, toward zero (compare.py's pct_down: one rule)."""
+    return _compare_py().pct_down(v)
 
 
 def sec(v):
@@ -84,14 +83,20 @@ class Cmp:
         return f"tree {p['tree']}, series {p['series']}"
 
 
+_CMP = []
+
+
 def _compare_py():
-    """tests/kernel/compare.py, for its bootstrap interval (one implementation)."""
-    import importlib.util
-    path = os.path.join(HERE, "..", "..", "tests", "kernel", "compare.py")
-    spec = importlib.util.spec_from_file_location("luf_compare", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    """tests/kernel/compare.py, loaded once: its bootstrap interval and its
+    rounding are the ones notes use (one implementation of each)."""
+    if not _CMP:
+        import importlib.util
+        path = os.path.join(HERE, "..", "..", "tests", "kernel", "compare.py")
+        spec = importlib.util.spec_from_file_location("luf_compare", path)
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        _CMP.append(mod)
+    return _CMP[0]
 
 
 def interval(c, w, field):
