@@ -9,7 +9,8 @@ bench/kernel/compare-full.json (the full reclaim workload), both written by
 tests/kernel/compare with their provenance.
 
 Usage: notes.py [--check | --self-test] [--out FILE] [--readme FILE] [--short JSON]
-                [--full JSON] [--sweep JSON] [--results FILE] [--patches DIR]
+                [--full JSON] [--sweep JSON] [--hotpath JSON] [--results FILE]
+                [--patches DIR]
   --self-test  show that --check fails: on a copy of the README with one digit
             of its kernel paragraph changed, and on a copy of the series with
             one byte added to a patch (exit 0 if both fail as they must)
@@ -20,8 +21,10 @@ Usage: notes.py [--check | --self-test] [--out FILE] [--readme FILE] [--short JS
             bench/kernel/NOTES.md, the README to README.md, DIR to
             lib/kernel/patches; and if section 4 of bench/RESULTS.md (FILE of
             --results) does not hold each JSON's report (tests/kernel/compare.py
-            render; the sweep's JSON, bench/kernel/compare-sweep.json, if it
-            exists) and the notes, as ONLY=kernel bench/run writes them
+            render; the sweep's and the hot paths' JSON, bench/kernel/
+            compare-sweep.json and compare-hotpath.json, where they exist, are
+            checked as the others) and the notes, as ONLY=kernel bench/run
+            writes them
 Exit: 0 written or up to date, 1 out of date, 2 usage or unreadable input.
 """
 import argparse
@@ -111,7 +114,67 @@ LOCAL = ('; "with local changes": files under tests/kernel or lib/kernel (then: 
          'from that commit when the comparison ended')
 
 
-def render(short, full):
+def cpu_time(f):
+    """The runtime paragraph's account of where the time went: /proc/stat's
+    CPU-seconds (all 4 vCPUs) of the full workload, medians per kernel, if
+    the JSON has them."""
+    rows = (("user", ("cpu_user_s", "cpu_nice_s")), ("system", ("cpu_system_s",)),
+            ("irq and softirq", ("cpu_irq_s", "cpu_softirq_s")), ("iowait", ("cpu_iowait_s",)),
+            ("idle", ("cpu_idle_s",)))
+    med = {}
+    for name, keys in rows:
+        for k in ("pristine", "luf"):
+            vals = [sum(r[x] for x in keys) for r in f.d["workloads"]["reclaim"][k]["runs"]
+                    if r.get("status") == "pass" and all(r.get(x) is not None for x in keys)]
+            if not vals:
+                return ("Where the time goes was not measured in this JSON (no /proc/stat "
+                        "split); this is a shared two-core host under TCG, and hardware will differ.")
+            med[name, k] = statistics.median(vals)
+    diff = sorted(((med[name, "luf"] - med[name, "pristine"], name) for name, _ in rows),
+                  key=lambda t: -abs(t[0]))
+    parts = ", ".join(f"{name} {d:+.1f} s" for d, name in diff)
+    return (f"Where it went (/proc/stat, CPU-seconds of the 4 vCPUs, medians, luf minus "
+            f"pristine, largest first): {parts}; the table below the notes has both kernels' "
+            f"figures. This is a shared two-core host under TCG, and hardware will differ.")
+
+
+def hot_paths(h):
+    """The hot paths' paragraph, from compare-hotpath.json (None: no such JSON)."""
+    if h is None:
+        return ""
+    cp = _compare_py()
+    cells = []
+    for name, key in (("ping-pong round trip", "pingpong_ns"),
+                      ("mprotect downgrade-upgrade pair", "mprotect_ns"),
+                      ("map-touch-unmap cycle", "munmap_ns")):
+        a, b = h.col("hotpath", "luf", key), h.col("hotpath", "pristine", key)
+        iv = cp.boot_interval(a, b, cp.med_diff_pct)
+        cells.append((name, cp.med_diff_pct(a, b), iv))
+    worst = max(iv[1] for _, _, iv in cells if iv) if all(iv for _, _, iv in cells) else None
+    said = "; ".join(f"{name} {pc(d)}% (interval {pc(iv[0])}% to {pc(iv[1])}%)" if iv else
+                     f"{name} {pc(d)}% (one run: no interval)" for name, d, iv in cells)
+    verdict = ("every upper end is within +2%" if worst is not None and worst <= 2.0 else
+               "an upper end beyond +2% (the bound on what luf adds is below)")
+    return f"""
+**The hot paths reclaim does not take** (`bench/kernel/compare-hotpath.json`, {h.d["runs"]}
+interleaved boots of each kernel, {h.prov()}{LOCAL if "local changes" in h.prov() else ""}):
+luf against pristine, medians, {said}: {verdict}. What luf adds there is
+its TLB-flush hook, with interrupts off, on every flush IPI and every
+switch of mm: `luf_tlb_flush_begin()` and `_end()` of mm/luf.c, that is
+`luf_flush_snapshot()` and `luf_local_flush_end()` of the core, counted in
+section 3 (`hook_idle`: reclaim deferred nothing since the CPU's last
+flush, a load of the source and of the CPU's counter; `hook_regroup_64`:
+the CPU was the last of its 64-CPU word at the group's minimum and
+recomputes the group, once per move of the group). With other CPUs moving
+the group under it, a recomputation goes round at most
+`__LUF_DONE_SUM_ROUNDS` + 1 times (section 3 gives that bound in
+instructions); the guest has 4 CPUs, so its recomputations read 4
+counters, not 64. The mm-switch hook runs only when a switch leaves lazy
+TLB mode or loads another mm.
+"""
+
+
+def render(short, full, hot=None):
     s, f = short, full
     rf = f.median_run("reclaim", "luf")
     f_flushes, f_drains = rf["nr_luf_remote_flush"], rf["nr_luf_drain"]
@@ -172,9 +235,8 @@ flushes) the short reduction is {pc(s.cut("reclaim", "luf-noswitch"))}% instead 
 against {f.rng("reclaim", "pristine", "runtime_s", sec)} s): the difference of medians has the 95% bootstrap
 interval {interval(f, "reclaim", "runtime_s")} ({f.d["runs"]} boots each, 10,000 resamples). The short
 workload: {sec(s.med("reclaim", "luf", "runtime_s"))} s against {sec(s.med("reclaim", "pristine", "runtime_s"))} s, interval {interval(s, "reclaim", "runtime_s")} ({s.d["runs"]} boots
-each). Where the time goes was not measured; this is a shared two-core
-host under TCG, and hardware will differ.
-
+each). {cpu_time(f)}
+{hot_paths(hot)}
 **Local full flushes:** {n(lfa("luf"))} on the patched kernel against {n(lfa("pristine"))}
 (`nr_tlb_local_flush_all`, medians of the full workload): {"within 10%: the TLB generation bumps of deferrals do not turn the CPUs' later ranged flushes into full ones here" if abs(lfa("luf") - lfa("pristine")) <= 0.1 * lfa("pristine") else ("%s%% more than pristine's: the TLB generation bumps of deferrals leave CPUs behind, so later ranged flushes become full ones (not measured further)" % pc(100.0 * (lfa("luf") - lfa("pristine")) / lfa("pristine")) if lfa("luf") > lfa("pristine") else "%s%% fewer than pristine's" % pc(100.0 * (lfa("pristine") - lfa("luf")) / lfa("pristine")))}.
 
@@ -247,7 +309,8 @@ def self_test(a):
     def check(readme, patches):
         return subprocess.run([sys.executable, os.path.abspath(__file__), "--check", "--readme",
                                readme, "--patches", patches, "--out", a.out, "--short", a.short,
-                               "--full", a.full, "--sweep", a.sweep, "--results", a.results],
+                               "--full", a.full, "--sweep", a.sweep, "--hotpath", a.hotpath,
+                               "--results", a.results],
                               capture_output=True, text=True)
 
     bad = 0
@@ -290,6 +353,7 @@ def main():
     ap.add_argument("--short", default=os.path.join(HERE, "compare.json"))
     ap.add_argument("--full", default=os.path.join(HERE, "compare-full.json"))
     ap.add_argument("--sweep", default=os.path.join(HERE, "compare-sweep.json"))
+    ap.add_argument("--hotpath", default=os.path.join(HERE, "compare-hotpath.json"))
     ap.add_argument("--results", default=os.path.join(HERE, "..", "RESULTS.md"))
     ap.add_argument("--readme", default=os.path.join(HERE, "..", "..", "README.md"))
     ap.add_argument("--patches", default=os.path.join(HERE, "..", "..", "lib", "kernel", "patches"))
@@ -298,7 +362,7 @@ def main():
         return self_test(a)
     try:
         short, full = Cmp(a.short), Cmp(a.full)
-        text = render(short, full)
+        text = render(short, full, Cmp(a.hotpath) if os.path.exists(a.hotpath) else None)
         block = readme_block(short, full)
         with open(a.readme, encoding="utf-8") as fh:
             readme = fh.read()
@@ -315,7 +379,7 @@ def main():
         except OSError as e:
             print(f"notes.py: cannot hash the series: {e}", file=sys.stderr)
             return 2
-        cmps = [short, full] + ([Cmp(a.sweep)] if os.path.exists(a.sweep) else [])
+        cmps = [short, full] + [Cmp(p) for p in (a.sweep, a.hotpath) if os.path.exists(p)]
         for c in cmps:
             if c.d["provenance"]["series"] != tree:
                 print(f"notes.py: {c.path} was recorded on series {c.d['provenance']['series']}, "
@@ -342,7 +406,7 @@ def main():
             print(f"notes.py: the kernel numbers in {a.readme} differ from the JSON; "
                   "run bench/kernel/notes.py to write them", file=sys.stderr)
             return 1
-        return check_results(a.results, [a.short, a.full, a.sweep], text)
+        return check_results(a.results, [a.short, a.full, a.sweep, a.hotpath], text)
     with open(a.out, "w", encoding="utf-8") as fh:
         fh.write(text)
     if new_readme != readme:

@@ -667,6 +667,68 @@ static void mark_each_base_run(struct micro_thread *th, unsigned long n)
 }
 
 /*
+ * The kernel's TLB-flush hooks (luf_tlb_flush_begin() and _end() of mm/luf.c,
+ * with interrupts off in the flush IPI and in switch_mm_irqs_off()) are
+ * luf_flush_snapshot() and luf_local_flush_end() of the CPU that flushed.
+ * hook_idle: the source has not moved since this CPU's last flush (reclaim
+ * deferred nothing meanwhile: the case of every flush of a program that
+ * reclaim leaves alone): a load of the source, the checks, a load of the
+ * CPU's counter, no write but the statistics.
+ */
+static int hook_idle_init(struct micro_thread *th)
+{
+	struct luf *l = th->env->t.luf;
+
+	/* Once, so that the CPU's counter is at the source. */
+	return luf_local_flush_end(l, th->cpu, luf_local_flush_begin(l)) ? -1 : 0;
+}
+
+static void hook_idle_run(struct micro_thread *th, unsigned long n)
+{
+	struct luf *l = th->env->t.luf;
+	int err = 0;
+
+	micro_meter_start(&th->meter);
+	for (unsigned long i = 0; i < n; i++) {
+		err |= luf_local_flush_end(l, th->cpu, luf_flush_snapshot(l));
+		micro_barrier();
+	}
+	micro_meter_stop(&th->meter);
+	if (err)
+		th->bad++;
+}
+
+/*
+ * hook_regroup_64: the same hook's dearest case without contention: the
+ * source moved, every other CPU of the 64-CPU word has flushed past the
+ * group's minimum (marked outside the measured part), and this CPU was the
+ * last at it: its mark clears the group's hold mask and recomputes the
+ * group (64 counter loads, the stores of the summary, a barrier, the
+ * second reads). While other CPUs keep moving the group under it, a
+ * recomputation goes round again, at most __LUF_DONE_SUM_ROUNDS + 1 times:
+ * that many of these is the bound of the work with interrupts off.
+ */
+static void hook_regroup_run(struct micro_thread *th, unsigned long n)
+{
+	struct luf *l = th->env->t.luf;
+	unsigned long snap;
+	int err = 0;
+
+	for (unsigned long i = 0; i < n; i++) {
+		snap = luf_local_flush_begin(l);
+		for (unsigned int c = 1; c < l->nr_cpus; c++)
+			err |= luf_local_flush_end(l, c, snap);
+		micro_meter_start(&th->meter);
+		err |= luf_local_flush_end(l, 0, snap);
+		micro_meter_stop(&th->meter);
+		if (__luf_done_group(&l->done, 0) != snap)
+			th->bad++; /* the group did not move: nothing recomputed */
+	}
+	if (err)
+		th->bad++;
+}
+
+/*
  * flush: luf_flush_batch() of a set of every CPU of the instance, with the
  * micro env's backend (it counts and copies the mask; no TLB is flushed):
  * the diet (no CPU has flushed: every counter is read), a new ugen, the
@@ -819,6 +881,10 @@ const struct micro_op micro_ops[] = {
 	     mark_init, mark_each_new_run, 64, 0),
     MICRO_OP("base_mark_each_64", "the same, code before the summary (824f87d~1)", 64, 20000,
 	     mark_init, mark_each_base_run, 64, 0),
+    MICRO_OP("hook_idle", "flush hook: snapshot + luf_local_flush_end, source still", 64,
+	     10000000, hook_idle_init, hook_idle_run, 1, 0),
+    MICRO_OP("hook_regroup_64", "flush hook: last CPU at the group's minimum, recomputes", 64,
+	     50000, mark_init, hook_regroup_run, 1, 0),
     MICRO_OP("flush_64", "luf_flush_batch of every CPU (no TLB flush); per CPU", 64, 20000,
 	     flush_init, flush_run, 64, 0),
     MICRO_OP("flush_1024", "luf_flush_batch of every CPU (no TLB flush); per CPU", 1024, 2000,

@@ -37,7 +37,14 @@ COLS = [("TLB shootdowns", "tlb_shootdowns"), ("nr_tlb_remote_flush", "nr_tlb_re
 # Kept in the JSON, not shown in the tables: where luf's own flushes came from.
 EXTRA = ("pingpong_ns", "mprotect_ns", "munmap_ns", "nr_luf_alloc_flush", "nr_luf_drain", "nr_luf_kept_flush", "nr_luf_settle_flush",
          "nr_luf_remote_flush", "pgscan_direct", "nr_tlb_local_flush_one", "luf_park_pages",
-         "guest_memtotal_kb")
+         "guest_memtotal_kb") + tuple("cpu_%s_s" % c for c in (
+             "user", "nice", "system", "idle", "iowait", "irq", "softirq"))
+
+# /proc/stat's split of the guest's CPU time over a workload, for the table
+# of where a runtime went: (row, keys summed).
+CPU_ROWS = (("user", ("cpu_user_s", "cpu_nice_s")), ("system", ("cpu_system_s",)),
+            ("irq and softirq", ("cpu_irq_s", "cpu_softirq_s")), ("iowait", ("cpu_iowait_s",)),
+            ("idle", ("cpu_idle_s",)))
 
 # The reclaim target (issue 26): this much fewer shootdowns, with the park's
 # peak at most PARK_TARGET of RAM.
@@ -199,6 +206,31 @@ def render_hotpath(d):
                "-" if not iv else "MET" if iv[1] <= HOT_TARGET else "MISSED"))
 
 
+def render_cpu_time(d):
+    """Where the guest's 4 CPUs spent reclaim's runtime, per kernel: medians of
+    the CPU-seconds of each kind (so a runtime difference can be read as
+    more system time, more waiting for the disk, more idle)."""
+    ws = d["workloads"].get("reclaim", {})
+    kinds = [k for k in KERNELS if k in ws]
+    rows = []
+    for name, keys in CPU_ROWS:
+        cells = []
+        for k in kinds:
+            vals = [sum(r[x] for x in keys) for r in ws[k]["runs"]
+                    if r.get("status") == "pass" and all(r.get(x) is not None for x in keys)]
+            cells.append(statistics.median(vals) if vals else None)
+        rows.append((name, cells))
+    if len(kinds) < 2 or any(c is None for _, cells in rows for c in cells):
+        return
+    print("\nreclaim: where the guest's CPUs spent the runtime (/proc/stat, CPU-seconds summed "
+          "over the 4 vCPUs, medians of the passing runs):\n")
+    print("| CPU time | " + " | ".join(kinds) + " | luf - pristine |")
+    print("|---" * (len(kinds) + 2) + "|")
+    for name, cells in rows:
+        print("| %s | %s | %+.1f |" % (name, " | ".join("%.1f" % c for c in cells),
+                                       cells[kinds.index("luf")] - cells[kinds.index("pristine")]))
+
+
 def render_sweep(d):
     pts = sweep_points(d)
     if not pts:
@@ -334,6 +366,7 @@ def render(path):
                    ws[w][k]["failed_runs"]))
     print("\nChecker mismatches: %d on the patched kernels, %d in all." %
           (d["mismatches_patched"], d["mismatches_total"]))
+    render_cpu_time(d)
     render_sweep(d)
     render_hotpath(d)
 
