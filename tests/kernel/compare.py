@@ -9,14 +9,16 @@ compare.py collect WORKDIR RUNS SHORT JSON VERSION [PROVENANCE]
     the series' hash, the kernels' build keys, QEMU's version, the command) as is.
     Exit 1 if the patched kernels had any mismatch.
 compare.py render JSON
-    prints the Markdown report: setup, targets, one table per workload, and the
-    park sweep's table (kernels luf-parkNbp) if the JSON has one.
+    prints the Markdown report: setup, targets, one table per workload, where
+    reclaim's CPU time went (/proc/stat, per kernel), the park sweep's table
+    (kernels luf-parkNbp) and the hot paths' table, if the JSON has them.
 compare.py sweep-data JSON
     prints the sweep's points for gnuplot: bound in % of RAM, luf's median
     shootdowns, pristine's median.
 """
 import glob
 import json
+import math
 import os
 import random
 import statistics
@@ -59,6 +61,19 @@ def pct_down(v):
     never "90.0", so that no printed figure crosses a target its value misses."""
     t = int(abs(v) * 10) / 10.0
     return "%.1f" % (t if v >= 0 and t else -t if t else 0.0)
+
+
+def pct_out(v, up):
+    """@v, a percentage, to one decimal, rounded up (toward +infinity) if @up,
+    else down: an interval's ends are printed outward, so that an upper end
+    of 2.04 is "2.1" against an "at most +2%" target, never "2.0"."""
+    t = (math.ceil if up else math.floor)(round(v * 10, 6)) / 10.0
+    return "%.1f" % (t if t else 0.0)
+
+
+def iv_text(iv):
+    """A bootstrap interval (lo, hi) of a difference in percent, printed outward."""
+    return "%s%% to %s%%" % (pct_out(iv[0], False), pct_out(iv[1], True))
 
 
 def boot_interval(a, b, stat, seed=1):
@@ -202,8 +217,21 @@ def render_hotpath(d):
         print("| %s | %.0f | %.0f | %s%% | %s | %s |" %
               (name, statistics.median(b), statistics.median(a),
                pct_down(med_diff_pct(a, b)),
-               "%s%% to %s%%" % (pct_down(iv[0]), pct_down(iv[1])) if iv else "-",
+               iv_text(iv) if iv else "-",
                "-" if not iv else "MET" if iv[1] <= HOT_TARGET else "MISSED"))
+
+
+def cpu_split(runs):
+    """{row of CPU_ROWS: median CPU-seconds} over the passing @runs that carry
+    /proc/stat's split; None if none does."""
+    out = {}
+    for name, keys in CPU_ROWS:
+        vals = [sum(r[x] for x in keys) for r in runs
+                if r.get("status") == "pass" and all(r.get(x) is not None for x in keys)]
+        if not vals:
+            return None
+        out[name] = statistics.median(vals)
+    return out
 
 
 def render_cpu_time(d):
@@ -211,19 +239,13 @@ def render_cpu_time(d):
     the CPU-seconds of each kind (so a runtime difference can be read as
     more system time, more waiting for the disk, more idle)."""
     ws = d["workloads"].get("reclaim", {})
-    kinds = [k for k in KERNELS if k in ws]
-    rows = []
-    for name, keys in CPU_ROWS:
-        cells = []
-        for k in kinds:
-            vals = [sum(r[x] for x in keys) for r in ws[k]["runs"]
-                    if r.get("status") == "pass" and all(r.get(x) is not None for x in keys)]
-            cells.append(statistics.median(vals) if vals else None)
-        rows.append((name, cells))
-    if len(kinds) < 2 or any(c is None for _, cells in rows for c in cells):
+    kinds = [k for k in KERNELS if k in ws and cpu_split(ws[k]["runs"]) is not None]
+    if "luf" not in kinds or "pristine" not in kinds:
         return
+    split = {k: cpu_split(ws[k]["runs"]) for k in kinds}
+    rows = [(name, [split[k][name] for k in kinds]) for name, _ in CPU_ROWS]
     print("\nreclaim: where the guest's CPUs spent the runtime (/proc/stat, CPU-seconds summed "
-          "over the 4 vCPUs, medians of the passing runs):\n")
+          "over the guest's vCPUs, medians of the passing runs):\n")
     print("| CPU time | " + " | ".join(kinds) + " | luf - pristine |")
     print("|---" * (len(kinds) + 2) + "|")
     for name, cells in rows:
@@ -292,8 +314,8 @@ def render(path):
         if not iv:
             return "no interval (one run each)"
         if fewer and iv[1] < 0:
-            return "95%% interval %s-%s%% fewer" % (pct_down(-iv[1]), pct_down(-iv[0]))
-        return "95%% interval %s%% to %s%%" % (pct_down(iv[0]), pct_down(iv[1]))
+            return "95%% interval %s-%s%% fewer" % (pct_out(-iv[1], False), pct_out(-iv[0], True))
+        return "95%% interval " + iv_text(iv)
 
     print("| target | measured | |")
     print("|---|---|---|")

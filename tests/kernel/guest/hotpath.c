@@ -83,7 +83,7 @@ static double pingpong(long rounds)
 		if (write(ab[1], &c, 1) != 1 || read(ba[0], &c, 1) != 1)
 			return -1;
 	t1 = now_s();
-	if (waitpid(pid, (int[]){ 0 }, 0) != pid)
+	if (waitpid(pid, (int[]){0}, 0) != pid)
 		die("waitpid");
 	close(ab[0]);
 	close(ab[1]);
@@ -94,8 +94,8 @@ static double pingpong(long rounds)
 
 static double mprotect_loop(long iters)
 {
-	unsigned char *p = mmap(NULL, 64 * PAGE_SIZE, PROT_READ | PROT_WRITE,
-				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	unsigned char *p =
+	    mmap(NULL, 64 * PAGE_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	double t0, t1;
 	long i;
 
@@ -153,20 +153,21 @@ int main(int argc, char **argv)
 		else if ((v = opt_value(argc, argv, &i, "--spinners")))
 			spinners = opt_long(v, "--spinners", 0);
 		else {
-			fprintf(stderr, "usage: %s [--rounds N] [--iters N] [--spinners N]\n", prog);
+			fprintf(stderr, "usage: %s [--rounds N] [--iters N] [--spinners N]\n",
+				prog);
 			return 2;
 		}
+	}
+	if (spinners > nr_cpus() - 1) {
+		fprintf(stderr, "%s: --spinners %ld: %d CPUs, one of them the main thread's\n",
+			prog, spinners, nr_cpus());
+		return 2;
 	}
 	pp = pingpong(rounds);
 
 	spin_page = mmap(NULL, PAGE_SIZE, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (spin_page == MAP_FAILED)
 		die("mmap");
-	if (spinners > nr_cpus() - 1) {
-		fprintf(stderr, "%s: --spinners %ld: the guest has %d CPUs (one is the main thread's)\n",
-			prog, spinners, nr_cpus());
-		return 2;
-	}
 	n = (int)spinners;
 	th = calloc(n ? (size_t)n : 1, sizeof(*th));
 	if (!th)
