@@ -19,8 +19,8 @@
  * both kernels and compares the times.
  *
  * Usage: hotpath [--rounds N] [--iters N] [--spinners N]
- *   --rounds N    ping-pong round trips (default 5000)
- *   --iters N     mprotect pairs and munmap cycles (default 1000)
+ *   --rounds N    ping-pong round trips (default 30000)
+ *   --iters N     mprotect pairs and munmap cycles (default 20000)
  *   --spinners N  threads keeping the mm live on CPUs 1..N (default 1, at most
  *                 the CPUs but one). One, because the test host has two cores:
  *                 with the main thread and three spinners, four busy vCPUs share
@@ -137,7 +137,7 @@ static double munmap_loop(long iters)
 
 int main(int argc, char **argv)
 {
-	long rounds = 5000, iters = 1000, spinners = 1;
+	long rounds = 30000, iters = 20000, spinners = 1;
 	double pp, mp, mu;
 	pthread_t *th;
 	int i, n;
