@@ -114,24 +114,31 @@ LOCAL = ('; "with local changes": files under tests/kernel or lib/kernel (then: 
          'from that commit when the comparison ended')
 
 
-def cpu_time(f):
+def cpu_time(f, sweep=None):
     """The runtime paragraph's account of where the time went: /proc/stat's
     CPU-seconds of the full workload (compare.py's split), medians per
-    kernel, if the JSON has them."""
+    kernel, from the full comparison's JSON or else from the sweep's
+    pristine and luf boots, if either has them."""
     cp = _compare_py()
-    ws = f.d["workloads"]["reclaim"]
-    sp = {k: cp.cpu_split(ws[k]["runs"]) if k in ws else None for k in ("pristine", "luf")}
-    if None in sp.values():
-        return ("Where the time goes was not measured in this JSON (no /proc/stat\n"
+    for c, what in ((f, "the full comparison's boots"), (sweep, "the sweep's boots of the "
+                                                          "pristine and the luf kernel")):
+        ws = c.d["workloads"].get("reclaim", {}) if c else {}
+        sp = {k: cp.cpu_split(ws[k]["runs"]) if k in ws else None for k in ("pristine", "luf")}
+        if None not in sp.values():
+            break
+    else:
+        return ("Where the time goes was not measured in these JSON files (no /proc/stat\n"
                 "split); this is a shared two-core host under TCG, and hardware will differ.")
+    runs = min(len([r for r in ws[k]["runs"] if r.get("status") == "pass"])
+               for k in ("pristine", "luf"))
     diff = sorted(((sp["luf"][name] - sp["pristine"][name], name) for name, _ in cp.CPU_ROWS),
                   key=lambda t: -abs(t[0]))
     parts = ", ".join(f"{name} {d:+.1f} s" for d, name in diff)
-    return (f"Where it went (/proc/stat, CPU-seconds of the guest's vCPUs, medians\n"
-            f"of the passing runs, luf minus pristine, largest first): {parts};\n"
-            f"the CPU-time table of the full workload's report, above, has both\n"
-            f"kernels' figures. This is a shared two-core host under TCG, and\n"
-            f"hardware will differ.")
+    return (f"Where it went (/proc/stat, CPU-seconds of the guest's vCPUs, from\n"
+            f"{what} ({c.prov()}; {'medians of ' if runs > 1 else ''}{runs} "
+            f"run{'s' if runs > 1 else ''} each), luf minus pristine, largest first):\n"
+            f"{parts}; that JSON's report, above, has both kernels' figures.\n"
+            f"This is a shared two-core host under TCG, and hardware will differ.")
 
 
 def hot_paths(h):
@@ -151,8 +158,9 @@ def hot_paths(h):
             cells.append((name, cp.med_diff_pct(a, b), cp.boot_interval(a, b, cp.med_diff_pct)))
     if not cells:
         return ""
-    said = ";\n".join(f"{name} {pc(d)}% (interval {cp.iv_text(iv)})" if iv else
-                      f"{name} {pc(d)}% (one run each: no interval)" for name, d, iv in cells)
+    sg = lambda d: ("+" if d > 0 and pc(d) != "0.0" else "") + pc(d)
+    said = ";\n".join(f"{name} {sg(d)}% (interval {cp.iv_text(iv)})" if iv else
+                      f"{name} {sg(d)}% (one run each: no interval)" for name, d, iv in cells)
     ends = [iv[1] for _, _, iv in cells if iv]
     if len(ends) < len(cells):
         verdict = "no verdict on the +2% target without an interval for every loop"
@@ -161,28 +169,39 @@ def hot_paths(h):
     else:
         verdict = "an upper end is beyond +2%"
     boots = h.d["runs"]
+    med = lambda k, f: statistics.median(
+        [r[f] for r in ws[k]["runs"] if r.get("status") == "pass" and r.get(f) is not None])
+    hooks = med("luf", "nr_luf_done_ipi") + med("luf", "nr_luf_done_switch")
+    spread = max(max(c) / min(c) for c in
+                 ([r[f] for r in ws[k]["runs"] if r.get("status") == "pass" and r.get(f)]
+                  for k in ("pristine", "luf") for f in ("pingpong_ns", "mprotect_ns", "munmap_ns")))
     return f"""
 **The hot paths reclaim does not take** (`bench/kernel/compare-hotpath.json`, {boots}
 interleaved boot{"s" if boots != 1 else ""} of each kernel, {h.prov()}{LOCAL if "local changes" in h.prov() else ""}):
-luf against pristine, medians, {said}: {verdict}. What luf adds there is
-its TLB-flush hook, with interrupts off, on every flush IPI and on every
+luf against pristine, medians, {said}: {verdict}. Between boots of
+one kernel the same loop's time differs by up to {spread:.1f}x on this shared
+two-core host, so a 2% difference is far below what it resolves. Both
+kernels sent the same shootdowns (medians {n(med("pristine", "tlb_shootdowns"))} and
+{n(med("luf", "tlb_shootdowns"))} per boot): luf sends no extra IPI on these paths. What it adds is
+its TLB-flush hook ({n(hooks)} runs per boot, the median of `nr_luf_done_ipi` +
+`nr_luf_done_switch`), with interrupts off, on every flush IPI and on every
 switch of mm that loads another mm or leaves lazy TLB mode:
 `luf_tlb_flush_begin()` and `_end()` of mm/luf.c, that is
-`luf_flush_snapshot()` and `luf_local_flush_end()` of the core, counted in
-section 3 (`hook_idle`: reclaim deferred nothing since the CPU's last
-flush, a load of the source and of the CPU's counter; `hook_regroup_64`:
+`luf_flush_snapshot()` and `luf_local_flush_end()` of the core, whose
+instructions `bench/micro/run` counts (`hook_idle`: reclaim deferred
+nothing since the CPU's last flush, a few loads; `hook_regroup_64`:
 the CPU was the last of its 64-CPU word at the group's minimum and
 recomputes the group, once per move of the group). While other CPUs move
 the group under it, a recomputation goes round at most
-`__LUF_DONE_SUM_ROUNDS` + 1 times (section 3 gives that in
-instructions); the summary's `all` and the compare-and-swap retry are not
+`__LUF_DONE_SUM_ROUNDS` + 1 times (`bench/micro/run` gives that in
+instructions too); the summary's `all` and the compare-and-swap retry are not
 capped: they go round only while other CPUs keep raising the same
 counters. The guest has 4 CPUs, so its recomputations read 4 counters,
 not 64.
 """
 
 
-def render(short, full, hot=None):
+def render(short, full, hot=None, sweep=None):
     s, f = short, full
     rf = f.median_run("reclaim", "luf")
     f_flushes, f_drains = rf["nr_luf_remote_flush"], rf["nr_luf_drain"]
@@ -195,7 +214,7 @@ def render(short, full, hot=None):
     lfa = lambda k: f.med("reclaim", k, "nr_tlb_local_flush_all")
     noswitch = "luf-noswitch" in s.d["workloads"].get("reclaim", {})
     out = f"""<!-- SPDX-License-Identifier: GPL-2.0-only OR MIT -->
-<!-- Written by bench/kernel/notes.py from compare.json, compare-full.json and compare-hotpath.json: edit the script. -->
+<!-- Written by bench/kernel/notes.py from compare.json, compare-full.json, compare-sweep.json and compare-hotpath.json: edit the script. -->
 ### Reading the kernel numbers
 
 **Two comparisons.** Under TCG the issue's reclaim workload (a 768 MiB
@@ -243,7 +262,7 @@ flushes) the short reduction is {pc(s.cut("reclaim", "luf-noswitch"))}% instead 
 against {f.rng("reclaim", "pristine", "runtime_s", sec)} s): the difference of medians has the 95% bootstrap
 interval {interval(f, "reclaim", "runtime_s")} ({f.d["runs"]} boots each, 10,000 resamples). The short
 workload: {sec(s.med("reclaim", "luf", "runtime_s"))} s against {sec(s.med("reclaim", "pristine", "runtime_s"))} s, interval {interval(s, "reclaim", "runtime_s")} ({s.d["runs"]} boots
-each). {cpu_time(f)}
+each). {cpu_time(f, sweep)}
 {hot_paths(hot)}
 **Local full flushes:** {n(lfa("luf"))} on the patched kernel against {n(lfa("pristine"))}
 (`nr_tlb_local_flush_all`, medians of the full workload): {"within 10%: the TLB generation bumps of deferrals do not turn the CPUs' later ranged flushes into full ones here" if abs(lfa("luf") - lfa("pristine")) <= 0.1 * lfa("pristine") else ("%s%% more than pristine's: the TLB generation bumps of deferrals leave CPUs behind, so later ranged flushes become full ones (not measured further)" % pc(100.0 * (lfa("luf") - lfa("pristine")) / lfa("pristine")) if lfa("luf") > lfa("pristine") else "%s%% fewer than pristine's" % pc(100.0 * (lfa("pristine") - lfa("luf")) / lfa("pristine")))}.
@@ -370,7 +389,8 @@ def main():
         return self_test(a)
     try:
         short, full = Cmp(a.short), Cmp(a.full)
-        text = render(short, full, Cmp(a.hotpath) if os.path.exists(a.hotpath) else None)
+        opt = lambda p: Cmp(p) if os.path.exists(p) else None
+        text = render(short, full, opt(a.hotpath), opt(a.sweep))
         block = readme_block(short, full)
         with open(a.readme, encoding="utf-8") as fh:
             readme = fh.read()
