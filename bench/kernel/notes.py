@@ -131,14 +131,39 @@ def cpu_time(f, sweep=None):
                 "split); this is a shared two-core host under TCG, and hardware will differ.")
     runs = min(len([r for r in ws[k]["runs"] if r.get("status") == "pass"])
                for k in ("pristine", "luf"))
+    rt = {k: statistics.median([r["runtime_s"] for r in ws[k]["runs"]
+                                if r.get("status") == "pass" and r.get("runtime_s")])
+          for k in ("pristine", "luf")}
+    cover = {k: 100.0 * sum(sp[k].values()) / (4 * rt[k]) for k in ("pristine", "luf")}
     diff = sorted(((sp["luf"][name] - sp["pristine"][name], name) for name, _ in cp.CPU_ROWS),
                   key=lambda t: -abs(t[0]))
     parts = ", ".join(f"{name} {d:+.1f} s" for d, name in diff)
-    return (f"Where it went (/proc/stat, CPU-seconds of the guest's vCPUs, from\n"
-            f"{what} ({c.prov()}; {'medians of ' if runs > 1 else ''}{runs} "
-            f"run{'s' if runs > 1 else ''} each), luf minus pristine, largest first):\n"
-            f"{parts}; that JSON's report, above, has both kernels' figures.\n"
-            f"This is a shared two-core host under TCG, and hardware will differ.")
+    same = c is f
+    return (f"Where the time went (/proc/stat, CPU-seconds of the 4 vCPUs) was recorded\n"
+            f"on {what} ({c.prov()}; {'medians of ' if runs > 1 else ''}{runs} "
+            f"run{'s' if runs > 1 else ''} each), luf minus pristine, largest first:\n"
+            f"{parts}; those boots ran {sec(rt['pristine'])} s (pristine) and "
+            f"{sec(rt['luf'])} s (luf), and the split\ncovers {cover['pristine']:.0f}% and "
+            f"{cover['luf']:.0f}% of 4 vCPUs times that (the rest is time /proc/stat\n"
+            f"did not count; not examined). "
+            + ("" if same else
+               "Those are not the boots of the interval above, so\nthey do not say "
+               "what costs the time at its upper end: that is not\nestablished. ")
+            + "This is a shared two-core host under TCG, and hardware will\ndiffer.")
+
+
+def runtime_verdict(f):
+    """What the full runtime's interval says about the issue's target (upper end
+    at most +5%, from at least 7 interleaved boots each)."""
+    cp = _compare_py()
+    iv = cp.boot_interval(f.col("reclaim", "luf", "runtime_s"),
+                          f.col("reclaim", "pristine", "runtime_s"), cp.med_diff_pct)
+    if not iv:
+        return ""
+    said = ": its upper end is within +5%" if iv[1] <= 5.0 else ": its upper end is above +5%, the target is missed"
+    if f.d["runs"] < 7:
+        said += f", and from {f.d['runs']} boots each, not the 7 the issue asks for"
+    return said
 
 
 def hot_paths(h):
@@ -166,12 +191,22 @@ def hot_paths(h):
         verdict = "no verdict on the +2% target without an interval for every loop"
     elif max(ends) <= cp.HOT_TARGET:
         verdict = "every upper end is within +2%"
+    elif min(ends) > cp.HOT_TARGET:
+        verdict = "every upper end is beyond +2%"
     else:
-        verdict = "an upper end is beyond +2%"
+        verdict = "%d of %d upper ends are beyond +2%%" % (
+            sum(e > cp.HOT_TARGET for e in ends), len(ends))
     boots = h.d["runs"]
     med = lambda k, f: statistics.median(
         [r[f] for r in ws[k]["runs"] if r.get("status") == "pass" and r.get(f) is not None])
-    hooks = med("luf", "nr_luf_done_ipi") + med("luf", "nr_luf_done_switch")
+    hooks = statistics.median(
+        [r["nr_luf_done_ipi"] + r["nr_luf_done_switch"] for r in ws["luf"]["runs"]
+         if r.get("status") == "pass" and r.get("nr_luf_done_ipi") is not None and
+         r.get("nr_luf_done_switch") is not None])
+    luf_ipis = [r.get("nr_luf_ipis") for r in ws["luf"]["runs"] if r.get("status") == "pass"]
+    no_ipis = (f"`nr_luf_ipis` was 0 in all {len(luf_ipis)} boots of the patched kernel: luf "
+               f"sent no IPI of its own on these paths" if luf_ipis and not any(luf_ipis) else
+               f"`nr_luf_ipis` was {', '.join(str(x) for x in luf_ipis)} in the patched kernel's boots")
     spread = max(max(c) / min(c) for c in
                  ([r[f] for r in ws[k]["runs"] if r.get("status") == "pass" and r.get(f)]
                   for k in ("pristine", "luf") for f in ("pingpong_ns", "mprotect_ns", "munmap_ns")))
@@ -180,11 +215,13 @@ def hot_paths(h):
 interleaved boot{"s" if boots != 1 else ""} of each kernel, {h.prov()}{LOCAL if "local changes" in h.prov() else ""}):
 luf against pristine, medians, {said}: {verdict}. Between boots of
 one kernel the same loop's time differs by up to {spread:.1f}x on this shared
-two-core host, so a 2% difference is far below what it resolves. Both
-kernels sent the same shootdowns (medians {n(med("pristine", "tlb_shootdowns"))} and
-{n(med("luf", "tlb_shootdowns"))} per boot): luf sends no extra IPI on these paths. What it adds is
-its TLB-flush hook ({n(hooks)} runs per boot, the median of `nr_luf_done_ipi` +
-`nr_luf_done_switch`), with interrupts off, on every flush IPI and on every
+two-core host, so a 2% difference is below what it resolves; that the
+medians differ is not shown either way. The kernels' shootdowns per boot
+were nearly equal (medians {n(med("pristine", "tlb_shootdowns"))} and {n(med("luf", "tlb_shootdowns"))}), and {no_ipis}.
+What luf adds is its TLB-flush hook ({n(hooks)} runs per boot, the median
+of `nr_luf_done_ipi` + `nr_luf_done_switch`), with interrupts off, in
+every TLB flush of a CPU (`flush_tlb_func()`: a CPU's own flushes inside
+the measured system calls, and the flush IPIs it receives) and in every
 switch of mm that loads another mm or leaves lazy TLB mode:
 `luf_tlb_flush_begin()` and `_end()` of mm/luf.c, that is
 `luf_flush_snapshot()` and `luf_local_flush_end()` of the core, whose
@@ -218,7 +255,7 @@ def render(short, full, hot=None, sweep=None):
 ### Reading the kernel numbers
 
 **Two comparisons.** Under TCG the issue's reclaim workload (a 768 MiB
-disk read twice by 4 pinned threads) runs {sec(min(f.col("reclaim", "luf", "runtime_s") + f.col("reclaim", "pristine", "runtime_s")))}-{sec(max(f.col("reclaim", "luf", "runtime_s") + f.col("reclaim", "pristine", "runtime_s")))} s per boot, so
+disk read twice by 4 pinned threads) ran {sec(min(f.col("reclaim", "luf", "runtime_s") + f.col("reclaim", "pristine", "runtime_s")))}-{sec(max(f.col("reclaim", "luf", "runtime_s") + f.col("reclaim", "pristine", "runtime_s")))} s per boot in the full comparison, so
 the three-run comparison above uses a 384 MiB disk read once (`--short`)
 and a 30 s checker with 4096 hot pages per reader. The full reclaim
 workload ran {f.d["runs"]} interleaved boots of each kernel (`bench/kernel/compare-full.json`,
@@ -229,14 +266,17 @@ workload ran {f.d["runs"]} interleaved boots of each kernel (`bench/kernel/compa
 {n(f.med("reclaim", "luf", "nr_luf_deferred"))} deferred translations).
 
 **The memory it costs: at most {n(max(peaks))} pages parked** (`vm.luf_park_peak`, the
-largest of the {len(peaks)} runs' peaks: {int(10000.0 * max(peaks) / 65536) / 100:.2f}% of the guest's 256 MiB; the bound,
+largest of the {len(peaks)} runs' peaks, a sysctl rather than a /proc/meminfo or
+/proc/vmstat line: {int(10000.0 * max(peaks) / 65536) / 100:.2f}% of the guest's 256 MiB, {int(10000.0 * max(peaks) * 4 / min(f.col("reclaim", "luf", "guest_memtotal_kb"))) / 100:.2f}% of its MemTotal; the bound,
 `vm.luf_park_pages`, is {n(bound)} pages, 2% of the RAM the kernel counted at
 boot, before init memory was freed; a pass may add its folios before the
 bound is applied). Reclaimed pages
 wait on one pend list; past the bound one flush for the union of their
 CPUs returns them all, so the bound sets how many pages a shootdown pays
 for: {n(f_pages)} pages for {n(f_flushes)} flushes in the median run, about
-{n(f_pages / f_flushes)} each, of which {n(f_drains)} were drains ({who} the count). Until
+{n(f_pages / f_flushes)} each (more than the bound: pages whose CPUs had all flushed
+since, at a switch or an IPI, went back without a flush of luf's), of
+which {n(f_drains)} flushes were drains ({who} the count). Until
 issue 26, direct reclaim drained the park for every allocation it left
 short, and most flushes were such drains (the comparison recorded on
 series 72eba01f42e56f9e, in the history of this file's JSON). Order-0
@@ -260,17 +300,17 @@ flushes) the short reduction is {pc(s.cut("reclaim", "luf-noswitch"))}% instead 
 **Runtime, with its interval.** The full workload's median is
 {sec(f.med("reclaim", "luf", "runtime_s"))} s on the patched kernel against {sec(f.med("reclaim", "pristine", "runtime_s"))} s (runs {f.rng("reclaim", "luf", "runtime_s", sec)} s
 against {f.rng("reclaim", "pristine", "runtime_s", sec)} s): the difference of medians has the 95% bootstrap
-interval {interval(f, "reclaim", "runtime_s")} ({f.d["runs"]} boots each, 10,000 resamples). The short
+interval {interval(f, "reclaim", "runtime_s")} ({f.d["runs"]} boots each, 10,000 resamples){runtime_verdict(f)}. The short
 workload: {sec(s.med("reclaim", "luf", "runtime_s"))} s against {sec(s.med("reclaim", "pristine", "runtime_s"))} s, interval {interval(s, "reclaim", "runtime_s")} ({s.d["runs"]} boots
 each). {cpu_time(f, sweep)}
 {hot_paths(hot)}
 **Local full flushes:** {n(lfa("luf"))} on the patched kernel against {n(lfa("pristine"))}
-(`nr_tlb_local_flush_all`, medians of the full workload): {"within 10%: the TLB generation bumps of deferrals do not turn the CPUs' later ranged flushes into full ones here" if abs(lfa("luf") - lfa("pristine")) <= 0.1 * lfa("pristine") else ("%s%% more than pristine's: the TLB generation bumps of deferrals leave CPUs behind, so later ranged flushes become full ones (not measured further)" % pc(100.0 * (lfa("luf") - lfa("pristine")) / lfa("pristine")) if lfa("luf") > lfa("pristine") else "%s%% fewer than pristine's" % pc(100.0 * (lfa("pristine") - lfa("luf")) / lfa("pristine")))}.
+(`nr_tlb_local_flush_all`, medians of the full workload): {"within 10%: the TLB generation bumps of deferrals do not turn the CPUs' later ranged flushes into full ones here" if abs(lfa("luf") - lfa("pristine")) <= 0.1 * lfa("pristine") else ("%s%% more than pristine's: the TLB generation bumps of deferrals leave CPUs behind, so later ranged flushes become full ones (not measured further)" % pc(100.0 * (lfa("luf") - lfa("pristine")) / lfa("pristine")) if lfa("luf") > lfa("pristine") else "%s%% fewer than pristine's, outside the issue's 10%% band on the low side; the reason, read from the 6.1 source and not measured: pristine's batched unmap flush (`arch_tlbbatch_flush()`) is a full flush, counted on the CPU that sends it when that CPU is in the batch, and luf sends few of them" % pc(100.0 * (lfa("pristine") - lfa("luf")) / lfa("pristine")))}.
 
 **Mixed: {pc(s.cut("mixed"))}% fewer shootdowns, nothing writable deferred.** Every
 writable or dirty translation is flushed as before (`nr_luf_writable_flush`
-{n(max(s.col("mixed", "luf", "nr_luf_writable_flush")))} in every run; the `CONFIG_LUF_DEBUG` check in `try_to_unmap_one()` guards
-it), and each write fault on the writable mapping settles the mm's domain
+{n(max(s.col("mixed", "luf", "nr_luf_writable_flush")))} in every run; in the debug kernels of ctest, `CONFIG_LUF_DEBUG` checks
+in `try_to_unmap_one()` that luf never defers one), and each write fault on the writable mapping settles the mm's domain
 ({s.rng("mixed", "luf", "nr_luf_abort")} aborts per run), which is why the saving is smaller.
 
 **Checker: {n(sum(s.col("checker", "luf", "mismatches")))} mismatches in {len(s.col("checker", "luf", "mismatches"))} runs on the patched kernel**, with a median

@@ -668,8 +668,9 @@ static void mark_each_base_run(struct micro_thread *th, unsigned long n)
 
 /*
  * The kernel's TLB-flush hooks (luf_tlb_flush_begin() and _end() of mm/luf.c,
- * with interrupts off in the flush IPI and in switch_mm_irqs_off()) are
- * luf_flush_snapshot() and luf_local_flush_end() of the CPU that flushed.
+ * with interrupts off in every TLB flush of a CPU, flush_tlb_func(), and in
+ * switch_mm_irqs_off()) are luf_flush_snapshot() and luf_local_flush_end() of
+ * the CPU that flushed.
  * hook_idle: the source has not moved since this CPU's last flush (reclaim
  * deferred nothing meanwhile: the case of every flush of a program that
  * reclaim leaves alone): a load of the source, the checks, a load of the

@@ -13,8 +13,9 @@ compare.py render JSON
     reclaim's CPU time went (/proc/stat, per kernel), the park sweep's table
     (kernels luf-parkNbp) and the hot paths' table, if the JSON has them.
 compare.py sweep-data JSON
-    prints the sweep's points for gnuplot: bound in % of RAM, luf's median
-    shootdowns, pristine's median.
+    prints the sweep's points for gnuplot: a "# runs N" line, then per bound:
+    % of RAM, luf's median shootdowns, pristine's median, 1 for the default
+    bound (else 0).
 """
 import glob
 import json
@@ -69,6 +70,12 @@ def pct_out(v, up):
     of 2.04 is "2.1" against an "at most +2%" target, never "2.0"."""
     t = (math.ceil if up else math.floor)(round(v * 10, 6)) / 10.0
     return "%.1f" % (t if t else 0.0)
+
+
+def signed(v):
+    """pct_down(@v) with a "+" when it is above zero."""
+    t = pct_down(v)
+    return ("+" + t) if v > 0 and t != "0.0" else t
 
 
 def iv_text(iv):
@@ -187,9 +194,10 @@ def sweep_data(path):
     with open(path) as fh:
         d = json.load(fh)
     base = d["workloads"].get("reclaim", {}).get("pristine", {}).get("median", {})
-    for pct, _k, m in sweep_points(d):
+    print("# runs %d" % d["runs"])
+    for pct, k, m in sweep_points(d):
         if m.get("tlb_shootdowns") is not None:
-            print(pct, m["tlb_shootdowns"], base.get("tlb_shootdowns") or 0)
+            print(pct, m["tlb_shootdowns"], base.get("tlb_shootdowns") or 0, int(k == "luf"))
 
 
 HOT = (("pipe ping-pong, ns per round trip", "pingpong_ns"),
@@ -216,7 +224,7 @@ def render_hotpath(d):
         iv = boot_interval(a, b, med_diff_pct)
         print("| %s | %.0f | %.0f | %s%% | %s | %s |" %
               (name, statistics.median(b), statistics.median(a),
-               pct_down(med_diff_pct(a, b)),
+               signed(med_diff_pct(a, b)),
                iv_text(iv) if iv else "-",
                "-" if not iv else "MET" if iv[1] <= HOT_TARGET else "MISSED"))
 
@@ -285,11 +293,14 @@ def render(path):
         ws = d["workloads"]
     except (OSError, ValueError, KeyError, TypeError) as e:
         sys.exit("compare: %s is not a comparison's JSON (%s)" % (path, e))
-    print("Linux %s, %s; %s. Medians of %d run(s) per kernel%s." %
+    what = {"reclaim": "reclaim: a %s" % ("384 MiB disk read once" if d["short"] else
+                                          "768 MiB disk read twice by 4 pinned threads"),
+            "mixed": "mixed: the same with a writer",
+            "checker": "checker: %s" % ("30 s" if d["short"] else "90 s"),
+            "hotpath": "hotpath: guest/hotpath.c's loops"}
+    print("Linux %s, %s; %s. Medians of %d run(s) per kernel (%s)." %
           (d["kernel_version"], d["guest"], d["config"], d["runs"],
-           " (short workloads: a 384 MiB disk read once, a 30 s checker)" if d["short"] else
-           " (reclaim and mixed: a 768 MiB disk read twice by 4 pinned threads; "
-           "checker: 90 s)"))
+           "; ".join(what[w] for w in ("reclaim", "mixed", "checker", "hotpath") if w in ws)))
     prov = d.get("provenance")
     if prov:
         print("Recorded from tree %s, series %s, build keys %s (pristine) and %s (luf), %s; "
@@ -315,10 +326,11 @@ def render(path):
             return "no interval (one run each)"
         if fewer and iv[1] < 0:
             return "95%% interval %s-%s%% fewer" % (pct_out(-iv[1], False), pct_out(-iv[0], True))
-        return "95%% interval " + iv_text(iv)
+        return "95% interval " + iv_text(iv)
 
-    print("| target | measured | |")
-    print("|---|---|---|")
+    if any(w in ws for w in ("reclaim", "mixed", "checker")):
+        print("| target | measured | |")
+        print("|---|---|---|")
     p, l = med("reclaim", "pristine", "tlb_shootdowns"), med("reclaim", "luf", "tlb_shootdowns")
     if p and l is not None:
         red = 100.0 * (p - l) / p
@@ -350,9 +362,13 @@ def render(path):
         med("reclaim", "luf", "nr_tlb_local_flush_all")
     if fp and fl is not None:
         # The concern: deferrals' TLB generation bumps turning ranged flushes into
-        # full ones. Fewer full flushes than pristine is no harm.
-        print("| reclaim: local full flushes at most 10%% above pristine | %s (%s -> %s) | %s |" %
-              (rel(fl, fp), fmt(fp), fmt(fl), "MET" if fl <= 1.1 * fp else "MISSED"))
+        # full ones. Far fewer is the other way out of the band: pristine's
+        # batched unmap flush (arch_tlbbatch_flush()) is a full flush, counted on
+        # the CPU that sends it when that CPU is in the batch; luf sends few.
+        band = abs(fl - fp) <= 0.1 * fp
+        print("| reclaim: local full flushes within 10%% of pristine, or the reason | %s (%s -> %s) "
+              "| %s |" % (rel(fl, fp), fmt(fp), fmt(fl), "MET" if band else
+                          "MISSED: fewer; the reason is in the notes" if fl < fp else "MISSED"))
     pm, lm = med("mixed", "pristine", "tlb_shootdowns"), med("mixed", "luf", "tlb_shootdowns")
     if pm is not None and lm is not None:
         print("| mixed: shootdowns not above pristine | %s -> %s | %s |" %
@@ -386,8 +402,9 @@ def render(path):
             print("| %s | " % k + " | ".join(fmt(m.get(key)) for _, key in COLS) + " | %s | %d |" %
                   ("" if k == "pristine" else rel(m.get("tlb_shootdowns"), base),
                    ws[w][k]["failed_runs"]))
-    print("\nChecker mismatches: %d on the patched kernels, %d in all." %
-          (d["mismatches_patched"], d["mismatches_total"]))
+    if "checker" in ws or "mixed" in ws or "reclaim" in ws:
+        print("\nChecker mismatches: %d on the patched kernels, %d in all." %
+              (d["mismatches_patched"], d["mismatches_total"]))
     render_cpu_time(d)
     render_sweep(d)
     render_hotpath(d)

@@ -10,13 +10,13 @@
  *   mprotect  a process with spinner threads (default one, spin-reading on CPU 1,
  *             so that the mm is live there) flips one page of a 64-page mapping
  *             between PROT_READ and PROT_READ|PROT_WRITE: each downgrade is a
- *             ranged flush of a multi-CPU mm (luf's flush-IPI hook runs on each
+ *             ranged flush of a multi-CPU mm (luf's flush hook runs on each
  *             CPU of it);
  *   munmap    the same process maps, touches and unmaps 16 pages: the same
  *             flush, from the unmap path.
- * The mm switch and the flush IPI are where luf adds work to paths that
- * reclaim does not take; tests/kernel/compare --workloads hotpath runs this on
- * both kernels and compares the times.
+ * The mm switch and the TLB flush (a CPU's own and the IPI's) are where luf
+ * adds work to paths that reclaim does not take; tests/kernel/compare
+ * --workloads hotpath runs this on both kernels and compares the times.
  *
  * Usage: hotpath [--rounds N] [--iters N] [--spinners N]
  *   --rounds N    ping-pong round trips (default 30000)
