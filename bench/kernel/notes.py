@@ -173,9 +173,7 @@ def hot_paths(h):
     cp = _compare_py()
     ws = h.d["workloads"].get("hotpath", {})
     cells = []
-    for name, key in (("ping-pong round trip", "pingpong_ns"),
-                      ("mprotect downgrade-upgrade pair", "mprotect_ns"),
-                      ("map-touch-unmap cycle", "munmap_ns")):
+    for name, key in cp.HOT:
         a, b = ([r[key] for r in ws.get(k, {}).get("runs", [])
                  if r.get("status") == "pass" and r.get(key) is not None]
                 for k in ("luf", "pristine"))
@@ -209,7 +207,7 @@ def hot_paths(h):
                f"`nr_luf_ipis` was {', '.join(str(x) for x in luf_ipis)} in the patched kernel's boots")
     spread = max(max(c) / min(c) for c in
                  ([r[f] for r in ws[k]["runs"] if r.get("status") == "pass" and r.get(f)]
-                  for k in ("pristine", "luf") for f in ("pingpong_ns", "mprotect_ns", "munmap_ns")))
+                  for k in ("pristine", "luf") for _, f in cp.HOT))
     return f"""
 **The hot paths reclaim does not take** (`bench/kernel/compare-hotpath.json`, {boots}
 interleaved boot{"s" if boots != 1 else ""} of each kernel, {h.prov()}{LOCAL if "local changes" in h.prov() else ""}):
