@@ -9,8 +9,8 @@
 #   debug     luf + luf-debug.config + debug.config (KASAN, lockdep, DEBUG_VM, ...)
 #   kcsan     debug with KCSAN instead of KASAN (kcsan.config)
 #   mutant    luf + the test harness (tests/kernel/harness): boot it with
-#             luf.mutant=NAME to switch one of the memory manager's rules off; a
-#             core rule needs its own build, --make LUF_MUTANT=NAME
+#             luf.mutant=NAME to switch one of luf's rules off, the core's or the
+#             memory manager's (one build serves them all)
 #   debug-mutant, kcsan-mutant  the same on the debug and kcsan kernels
 #   trace     pristine + trace.config (tracepoints and kprobe events: tests/kernel/capture)
 luf_kdir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
