@@ -233,14 +233,26 @@ int luf_user_close(struct luf_user *u);
  */
 int luf_user_flush(struct luf_user *u, const unsigned long *cpus, unsigned int nr_cpus);
 
-/* CPU ids of @u: nr_ids, or the kernel's nr_cpu_ids. 0 if @u is not open. */
+/**
+ * luf_user_nr_cpu_ids() - how many CPU ids a backend's flushes take
+ * @u: a backend
+ *
+ * Never blocks; no system call.
+ * Return: the ids are 0..N-1 with N the configuration's nr_ids, or the
+ * kernel's nr_cpu_ids (/sys/devices/system/cpu/possible) when nr_ids was 0;
+ * 0 if @u is NULL or not open.
+ */
 unsigned int luf_user_nr_cpu_ids(const struct luf_user *u);
 
-/*
- * The calling thread's CPU id, < luf_user_nr_cpu_ids(@u): its
- * luf_user_set_thread_id() id with caller ids (0 if never set), else
- * sched_getcpu() (0 if that fails). A kernel CPU id is a hint: the thread
- * may have moved by the time the caller uses it.
+/**
+ * luf_user_this_cpu() - the calling thread's CPU id
+ * @u: an open backend
+ *
+ * A kernel CPU id is a hint: the thread may have moved by the time the
+ * caller uses it. Never blocks; sched_getcpu() is a vDSO call on Linux.
+ * Return: an id below luf_user_nr_cpu_ids(@u): with caller ids the one
+ * luf_user_set_thread_id() gave this thread (0 if never set), else
+ * sched_getcpu() (0 if that fails); 0 if @u is NULL or has no CPU ids.
  */
 unsigned int luf_user_this_cpu(const struct luf_user *u);
 
@@ -257,22 +269,55 @@ unsigned int luf_user_this_cpu(const struct luf_user *u);
  */
 int luf_user_set_thread_id(const struct luf_user *u, unsigned int id);
 
-/* The open backend's kind; LUF_USER_NONE if @u is NULL or not open. */
+/**
+ * luf_user_kind() - which backend is open
+ * @u: a backend
+ *
+ * Return: LUF_USER_MEMBARRIER or LUF_USER_MPROTECT; LUF_USER_NONE if @u is
+ * NULL or not open.
+ */
 enum luf_user_kind luf_user_kind(const struct luf_user *u);
 
-/* "membarrier", "mprotect" or "none". */
+/**
+ * luf_user_kind_name() - the name of a backend kind
+ * @kind: a value of enum luf_user_kind
+ *
+ * Return: "membarrier", "mprotect" or "none" (also for a value outside the
+ * enum); a string constant, never NULL.
+ */
 const char *luf_user_kind_name(enum luf_user_kind kind);
 
-/*
- * Which backend @u is and why, or why the last open failed: a
- * NUL-terminated string in @u (stable until the next open or close).
+/**
+ * luf_user_why() - which backend is open and why, or why the open failed
+ * @u: a backend, open or not
+ *
+ * For example "membarrier: PRIVATE_EXPEDITED (kernel commands 0x3ff)" or
+ * "mprotect: membarrier unavailable: blocked (seccomp?) (-EPERM)".
+ * Return: a NUL-terminated string of at most LUF_USER_WHY_LEN bytes held
+ * in @u, stable until its next open or close; a string constant, "never
+ * opened" for zeroed storage and "no backend (NULL)" for NULL.
  */
 const char *luf_user_why(const struct luf_user *u);
 
-/* System calls issued by flushes of @u so far (membarrier calls, or mprotect pairs). */
+/**
+ * luf_user_calls() - how many system calls flushes have made
+ * @u: a backend
+ *
+ * Counts membarrier(2) calls, or mprotect(2) pairs, made by luf_user_flush()
+ * since the open (not the open's trial flush). A relaxed read of a
+ * counter other threads may be raising.
+ * Return: the count; 0 if @u is NULL.
+ */
 unsigned long luf_user_calls(const struct luf_user *u);
 
-/* Flush requests @u served so far (successful or not). */
+/**
+ * luf_user_flushes() - how many flush requests a backend has served
+ * @u: a backend
+ *
+ * Counts calls of luf_user_flush() since the open, successful or not. A
+ * relaxed read of a counter other threads may be raising.
+ * Return: the count; 0 if @u is NULL.
+ */
 unsigned long luf_user_flushes(const struct luf_user *u);
 
 LUF_END_DECLS
