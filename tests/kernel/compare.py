@@ -306,6 +306,11 @@ def render(path):
         print("Recorded from tree %s, series %s, build keys %s (pristine) and %s (luf), %s; "
               "`%s`." % (prov.get("tree"), prov.get("series"), prov.get("build_key_pristine"),
                          prov.get("build_key_luf"), prov.get("qemu"), prov.get("invocation")))
+        if str(prov.get("build_key_pristine", "")).startswith("none"):
+            print()
+            print("**No pristine kernel here**: every row and target named *pristine* is the "
+                  "patched kernel booted with `luf.reclaim=0` (nothing deferred), ctest's short "
+                  "form; the recorded comparisons boot the pristine kernel.")
     print()
 
     def med(w, k, key):
