@@ -365,16 +365,16 @@ def splice(text, block):
 
 
 def self_test(a):
-    """--check must fail on a changed digit and on a changed patch."""
+    """--check must fail on a changed digit, a changed patch and a --baseline-off JSON."""
     import re
     import shutil
     import subprocess
     import tempfile
 
-    def check(readme, patches):
+    def check(readme, patches, full=a.full):
         return subprocess.run([sys.executable, os.path.abspath(__file__), "--check", "--readme",
                                readme, "--patches", patches, "--out", a.out, "--short", a.short,
-                               "--full", a.full, "--sweep", a.sweep, "--hotpath", a.hotpath,
+                               "--full", full, "--sweep", a.sweep, "--hotpath", a.hotpath,
                                "--results", a.results],
                               capture_output=True, text=True)
 
@@ -407,6 +407,16 @@ def self_test(a):
         print(f"notes.py: self-test: a byte added to {first}: exit {r.returncode}: "
               f"{r.stderr.strip()}")
         bad += r.returncode != 1
+        with open(a.full, encoding="utf-8") as fh:
+            d = json.load(fh)
+        d["provenance"]["build_key_pristine"] = "none (--baseline-off)"
+        full = os.path.join(tmp, "compare-full.json")
+        with open(full, "w", encoding="utf-8") as fh:
+            json.dump(d, fh)
+        r = check(a.readme, a.patches, full)
+        print(f"notes.py: self-test: a --baseline-off JSON: exit {r.returncode}: "
+              f"{r.stderr.strip()}")
+        bad += r.returncode != 1 or "--baseline-off" not in r.stderr
     return 1 if bad else 0
 
 
@@ -451,6 +461,11 @@ def main():
                 print(f"notes.py: {c.path} was recorded on series {c.d['provenance']['series']}, "
                       f"the tree's is {tree}: record the comparison again (tests/kernel/compare "
                       "--json), then run bench/kernel/notes.py", file=sys.stderr)
+                return 1
+            if str(c.d["provenance"].get("build_key_pristine", "")).startswith("none"):
+                print(f"notes.py: {c.path} was recorded with --baseline-off: its baseline is the "
+                      "patched kernel with luf.reclaim=0, not the pristine kernel: record it "
+                      "again without that option", file=sys.stderr)
                 return 1
         try:
             with open(a.out, encoding="utf-8") as fh:
