@@ -498,23 +498,19 @@ static int gen_image(const char *path, long disk_mb)
 	return 0;
 }
 
-static void usage(void)
-{
-	fputs("usage: checker [--dev PATH] [--seconds S] [--min-moves N] [--max-seconds S]\n"
-	      "               [--threads N] [--hot-pages N] [--hot-shared 0|1]\n"
-	      "               [--move-traversals N | --move-ms MS]\n"
-	      "               [--write-ms MS (0: no writer)] [--fill-mb MB] [--isolate 0|1]\n"
-	      "               [--compaction-proactiveness N (-1: leave)] [--print N]\n"
-	      "       checker --gen FILE --disk-mb N   (the signature image, on the host)\n",
-	      stderr);
-	exit(2);
-}
+static const char usage[] =
+    "usage: checker [--dev PATH] [--seconds S] [--min-moves N] [--max-seconds S]\n"
+    "               [--threads N] [--hot-pages N] [--hot-shared 0|1]\n"
+    "               [--move-traversals N | --move-ms MS]\n"
+    "               [--write-ms MS (0: no writer)] [--fill-mb MB] [--isolate 0|1]\n"
+    "               [--compaction-proactiveness N (-1: leave)] [--print N]\n"
+    "       checker --gen FILE --disk-mb N   (the signature image, on the host)\n";
 
 int main(int argc, char **argv)
 {
 	struct reader readers[MAX_READERS];
 	pthread_t streamer, writer;
-	const char *gen = NULL, *v;
+	const char *gen = NULL;
 	unsigned long reads = 0, mismatches = 0, episodes = 0, printed = 0;
 	long nvcsw = 0, nivcsw = 0;
 	int isolated = 0;
@@ -526,49 +522,36 @@ int main(int argc, char **argv)
 	pid_t filler;
 	int fd, i, k, status, ncpu = nr_cpus();
 
+	const struct opt opts[] = {
+	    {.name = "--dev", .kind = OPT_STR, .to = &dev},
+	    {.name = "--seconds", .kind = OPT_LONG, .to = &seconds, .min = 1},
+	    {.name = "--min-moves", .kind = OPT_LONG, .to = &min_moves},
+	    {.name = "--max-seconds", .kind = OPT_LONG, .to = &max_seconds, .min = 1},
+	    {.name = "--threads", .kind = OPT_INT, .to = &nreaders, .min = 1},
+	    {.name = "--hot-shared", .kind = OPT_INT, .to = &hot_shared},
+	    {.name = "--hot-pages", .kind = OPT_ULONG, .to = &hot_pages, .min = 1},
+	    {.name = "--move-ms", .kind = OPT_LONG, .to = &move_ms},
+	    {.name = "--move-traversals", .kind = OPT_LONG, .to = &move_traversals, .min = 1},
+	    {.name = "--write-ms", .kind = OPT_LONG, .to = &write_ms},
+	    {.name = "--fill-mb", .kind = OPT_LONG, .to = &fill_mb, .min = 1},
+	    {.name = "--compaction-proactiveness",
+	     .kind = OPT_LONG,
+	     .to = &proactiveness,
+	     .min = -1},
+	    {.name = "--isolate", .kind = OPT_INT, .to = &isolate},
+	    {.name = "--print", .kind = OPT_LONG, .to = &max_print},
+	    {.name = "--gen", .kind = OPT_STR, .to = &gen},
+	    {.name = "--disk-mb", .kind = OPT_LONG, .to = &disk_mb, .min = 1},
+	};
+
 	prog = "checker";
-	for (i = 1; i < argc; i++) {
-		if ((v = opt_value(argc, argv, &i, "--dev")))
-			dev = v;
-		else if ((v = opt_value(argc, argv, &i, "--seconds")))
-			seconds = opt_long(v, "--seconds", 1);
-		else if ((v = opt_value(argc, argv, &i, "--min-moves")))
-			min_moves = opt_long(v, "--min-moves", 0);
-		else if ((v = opt_value(argc, argv, &i, "--max-seconds")))
-			max_seconds = opt_long(v, "--max-seconds", 1);
-		else if ((v = opt_value(argc, argv, &i, "--threads")))
-			nreaders = (int)opt_long(v, "--threads", 1);
-		else if ((v = opt_value(argc, argv, &i, "--hot-shared")))
-			hot_shared = (int)opt_long(v, "--hot-shared", 0);
-		else if ((v = opt_value(argc, argv, &i, "--hot-pages")))
-			hot_pages = (unsigned long)opt_long(v, "--hot-pages", 1);
-		else if ((v = opt_value(argc, argv, &i, "--move-ms")))
-			move_ms = opt_long(v, "--move-ms", 0);
-		else if ((v = opt_value(argc, argv, &i, "--move-traversals")))
-			move_traversals = opt_long(v, "--move-traversals", 1);
-		else if ((v = opt_value(argc, argv, &i, "--write-ms")))
-			write_ms = opt_long(v, "--write-ms", 0);
-		else if ((v = opt_value(argc, argv, &i, "--fill-mb")))
-			fill_mb = opt_long(v, "--fill-mb", 1);
-		else if ((v = opt_value(argc, argv, &i, "--compaction-proactiveness")))
-			proactiveness = opt_long(v, "--compaction-proactiveness", -1);
-		else if ((v = opt_value(argc, argv, &i, "--isolate")))
-			isolate = (int)opt_long(v, "--isolate", 0);
-		else if ((v = opt_value(argc, argv, &i, "--print")))
-			max_print = opt_long(v, "--print", 0);
-		else if ((v = opt_value(argc, argv, &i, "--gen")))
-			gen = v;
-		else if ((v = opt_value(argc, argv, &i, "--disk-mb")))
-			disk_mb = opt_long(v, "--disk-mb", 1);
-		else
-			usage();
-	}
+	parse_opts(argc, argv, opts, sizeof(opts) / sizeof(opts[0]), usage);
 	if (max_print > MAX_RECORDS)
 		max_print = MAX_RECORDS;
 	if (max_seconds < 0)
 		max_seconds = 3 * seconds + 60;
 	if (gen)
-		return disk_mb ? gen_image(gen, disk_mb) : (usage(), 2);
+		return disk_mb ? gen_image(gen, disk_mb) : (fputs(usage, stderr), 2);
 	if (nreaders < 0)
 		nreaders = ncpu > 1 ? ncpu - 1 : 1;
 	if (fill_mb < 0) {

@@ -491,6 +491,16 @@ static void pwrite_all(int f, const void *buf, size_t len, off_t off)
 		die("pwrite");
 }
 
+/* Version @v of page @pgidx written at @off of @f and made durable (fdatasync). */
+static void write_page_sync(int f, uint64_t *buf, uint64_t pgidx, unsigned int v, off_t off,
+			    const char *what)
+{
+	sig_fill(buf, pgidx, v);
+	pwrite_all(f, buf, PAGE_SIZE, off);
+	if (fdatasync(f))
+		die(what);
+}
+
 /* Make version @v of page @pgidx with writer @k. */
 static void do_write(enum writer k, uint64_t pgidx, unsigned int v, uint64_t *buf)
 {
@@ -566,28 +576,20 @@ static void do_write(enum writer k, uint64_t pgidx, unsigned int v, uint64_t *bu
 		pwrite_all(loop_file_fd, buf, PAGE_SIZE, (off_t)(pgidx * PAGE_SIZE));
 		break;
 	case W_DM: /* around the dm device: its member */
-		sig_fill(buf, pgidx, v);
-		pwrite_all(nvme_plain.fd, buf, PAGE_SIZE, (off_t)(DM_START + pgidx * PAGE_SIZE));
-		if (fdatasync(nvme_plain.fd))
-			die("fdatasync member");
+		write_page_sync(nvme_plain.fd, buf, pgidx, v, (off_t)(DM_START + pgidx * PAGE_SIZE),
+				"fdatasync member");
 		break;
 	case W_TARGET: /* through the NVMe target, around the disk's page cache */
-		sig_fill(buf, pgidx, v);
-		pwrite_all(nvme_target.fd, buf, PAGE_SIZE, (off_t)(pgidx * PAGE_SIZE));
-		if (fdatasync(nvme_target.fd))
-			die("fdatasync target namespace");
+		write_page_sync(nvme_target.fd, buf, pgidx, v, (off_t)(pgidx * PAGE_SIZE),
+				"fdatasync target namespace");
 		break;
 	case W_EXPORT: /* the target's disk, around the exported namespace's page cache */
-		sig_fill(buf, pgidx, v);
-		pwrite_all(target_fd, buf, PAGE_SIZE, (off_t)(pgidx * PAGE_SIZE));
-		if (fdatasync(target_fd))
-			die("fdatasync target disk");
+		write_page_sync(target_fd, buf, pgidx, v, (off_t)(pgidx * PAGE_SIZE),
+				"fdatasync target disk");
 		break;
 	case W_SHARED: /* the image's other disk, around this one's page cache */
-		sig_fill(buf, pgidx, v);
-		pwrite_all(shared_alias_fd, buf, PAGE_SIZE, (off_t)(pgidx * PAGE_SIZE));
-		if (fdatasync(shared_alias_fd))
-			die("fdatasync shared alias");
+		write_page_sync(shared_alias_fd, buf, pgidx, v, (off_t)(pgidx * PAGE_SIZE),
+				"fdatasync shared alias");
 		break;
 	case W_PART: /* before step 3 */
 		sig_fill(buf, pgidx, v);
@@ -1259,58 +1261,43 @@ int main(int argc, char **argv)
 	struct tally all = {0};
 	unsigned long npages;
 	uint64_t *buf;
-	const char *v;
+	const char *writers = NULL;
+	const struct opt opts[] = {
+	    {.name = "--dev", .kind = OPT_STR, .to = &dev},
+	    {.name = "--rounds", .kind = OPT_LONG, .to = &rounds, .min = 1},
+	    {.name = "--span", .kind = OPT_LONG, .to = &span, .min = 1},
+	    {.name = "--fs-dev", .kind = OPT_STR, .to = &fs_dev},
+	    {.name = "--flight-dev", .kind = OPT_STR, .to = &flight_dev},
+	    {.name = "--nvme-dev", .kind = OPT_STR, .to = &nvme_plain.path},
+	    {.name = "--mpath-dev", .kind = OPT_STR, .to = &nvme_mpath.path},
+	    {.name = "--zeroes-dev", .kind = OPT_STR, .to = &nvme_zeroes.path},
+	    {.name = "--target-dev", .kind = OPT_STR, .to = &target_dev},
+	    {.name = "--loop-dev", .kind = OPT_STR, .to = &loop_dev},
+	    {.name = "--shared-dev", .kind = OPT_STR, .to = &shared_dev},
+	    {.name = "--shared-alias", .kind = OPT_STR, .to = &shared_alias},
+	    {.name = "--writers", .kind = OPT_STR, .to = &writers},
+	};
 	pid_t child;
 	int i, k, status;
 
 	prog = "coherence";
 	for (k = 0; k < W_NR; k++)
 		want[k] = 1;
-	for (i = 1; i < argc; i++) {
-		if ((v = opt_value(argc, argv, &i, "--dev")))
-			dev = v;
-		else if ((v = opt_value(argc, argv, &i, "--rounds")))
-			rounds = opt_long(v, "--rounds", 1);
-		else if ((v = opt_value(argc, argv, &i, "--span")))
-			span = opt_long(v, "--span", 1);
-		else if ((v = opt_value(argc, argv, &i, "--fs-dev")))
-			fs_dev = v;
-		else if ((v = opt_value(argc, argv, &i, "--flight-dev")))
-			flight_dev = v;
-		else if ((v = opt_value(argc, argv, &i, "--nvme-dev")))
-			nvme_plain.path = v;
-		else if ((v = opt_value(argc, argv, &i, "--mpath-dev")))
-			nvme_mpath.path = v;
-		else if ((v = opt_value(argc, argv, &i, "--zeroes-dev")))
-			nvme_zeroes.path = v;
-		else if ((v = opt_value(argc, argv, &i, "--target-dev")))
-			target_dev = v;
-		else if ((v = opt_value(argc, argv, &i, "--loop-dev")))
-			loop_dev = v;
-		else if ((v = opt_value(argc, argv, &i, "--shared-dev")))
-			shared_dev = v;
-		else if ((v = opt_value(argc, argv, &i, "--shared-alias")))
-			shared_alias = v;
-		else if ((v = opt_value(argc, argv, &i, "--writers"))) {
-			char *list = strdup(v), *tok, *save = NULL;
+	parse_opts(argc, argv, opts, sizeof(opts) / sizeof(opts[0]), usage);
+	if (writers) {
+		char *list = strdup(writers), *tok, *save = NULL;
 
-			memset(want, 0, sizeof(want));
-			for (tok = strtok_r(list, ",", &save); tok;
-			     tok = strtok_r(NULL, ",", &save)) {
-				for (k = 0; k < W_NR && strcmp(tok, writer_name[k]) != 0; k++)
-					;
-				if (k == W_NR) {
-					fprintf(stderr, "%s: unknown writer '%s'\n%s", prog, tok,
-						usage);
-					return 2;
-				}
-				want[k] = 1;
+		memset(want, 0, sizeof(want));
+		for (tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+			for (k = 0; k < W_NR && strcmp(tok, writer_name[k]) != 0; k++)
+				;
+			if (k == W_NR) {
+				fprintf(stderr, "%s: unknown writer '%s'\n%s", prog, tok, usage);
+				return 2;
 			}
-			free(list);
-		} else {
-			fprintf(stderr, "%s: unknown argument '%s'\n%s", prog, argv[i], usage);
-			return 2;
+			want[k] = 1;
 		}
+		free(list);
 	}
 	for (k = 0, i = 0; k < W_NR; k++)
 		i += want[k];

@@ -88,6 +88,58 @@ static inline long opt_long(const char *s, const char *name, long min)
 	return v;
 }
 
+/*
+ * One command-line option of a guest program, "--name VALUE" or "--name=VALUE":
+ * an integer >= min stored in the int, long or unsigned long at @to, or the string
+ * itself (OPT_STR: a const char *); OPT_FLAG is "--name" alone, setting the int at
+ * @to to 1.
+ */
+enum opt_kind { OPT_INT, OPT_LONG, OPT_ULONG, OPT_STR, OPT_FLAG };
+struct opt {
+	const char *name;
+	enum opt_kind kind;
+	void *to;
+	long min;
+};
+
+/* Parses argv[1..] by the @n options @opts; any other argument prints @usage, exit 2. */
+static inline void parse_opts(int argc, char **argv, const struct opt *opts, size_t n,
+			      const char *usage)
+{
+	const char *v;
+	size_t k;
+	int i;
+
+	for (i = 1; i < argc; i++) {
+		for (k = 0; k < n; k++) {
+			if (opts[k].kind == OPT_FLAG) {
+				if (strcmp(argv[i], opts[k].name) == 0) {
+					*(int *)opts[k].to = 1;
+					break;
+				}
+				continue;
+			}
+			v = opt_value(argc, argv, &i, opts[k].name);
+			if (!v)
+				continue;
+			if (opts[k].kind == OPT_STR)
+				*(const char **)opts[k].to = v;
+			else if (opts[k].kind == OPT_INT)
+				*(int *)opts[k].to = (int)opt_long(v, opts[k].name, opts[k].min);
+			else if (opts[k].kind == OPT_ULONG)
+				*(unsigned long *)opts[k].to =
+				    (unsigned long)opt_long(v, opts[k].name, opts[k].min);
+			else
+				*(long *)opts[k].to = opt_long(v, opts[k].name, opts[k].min);
+			break;
+		}
+		if (k == n) {
+			fprintf(stderr, "%s: unknown argument '%s'\n%s", prog, argv[i], usage);
+			exit(2);
+		}
+	}
+}
+
 /* Size in bytes of an open disk or file. */
 static inline uint64_t fd_size(int fd)
 {

@@ -138,26 +138,18 @@ static double munmap_loop(long iters)
 int main(int argc, char **argv)
 {
 	long rounds = 30000, iters = 20000, spinners = 1;
+	const struct opt opts[] = {
+	    {.name = "--rounds", .kind = OPT_LONG, .to = &rounds, .min = 1},
+	    {.name = "--iters", .kind = OPT_LONG, .to = &iters, .min = 1},
+	    {.name = "--spinners", .kind = OPT_LONG, .to = &spinners},
+	};
 	double pp, mp, mu;
 	pthread_t *th;
 	int i, n;
 
 	prog = "hotpath";
-	for (i = 1; i < argc; i++) {
-		const char *v;
-
-		if ((v = opt_value(argc, argv, &i, "--rounds")))
-			rounds = opt_long(v, "--rounds", 1);
-		else if ((v = opt_value(argc, argv, &i, "--iters")))
-			iters = opt_long(v, "--iters", 1);
-		else if ((v = opt_value(argc, argv, &i, "--spinners")))
-			spinners = opt_long(v, "--spinners", 0);
-		else {
-			fprintf(stderr, "usage: %s [--rounds N] [--iters N] [--spinners N]\n",
-				prog);
-			return 2;
-		}
-	}
+	parse_opts(argc, argv, opts, sizeof(opts) / sizeof(opts[0]),
+		   "usage: hotpath [--rounds N] [--iters N] [--spinners N]\n");
 	if (spinners > nr_cpus() - 1) {
 		fprintf(stderr, "%s: --spinners %ld: %d CPUs, one of them the main thread's\n",
 			prog, spinners, nr_cpus());

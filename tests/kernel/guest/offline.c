@@ -114,8 +114,9 @@ static char out[1024];
 static size_t outlen;
 
 #define say(...)                                                                           \
-	(outlen += outlen < sizeof(out) ?                                                  \
-			   (size_t)snprintf(out + outlen, sizeof(out) - outlen, __VA_ARGS__) : 0)
+	(outlen += outlen < sizeof(out)                                                    \
+		       ? (size_t)snprintf(out + outlen, sizeof(out) - outlen, __VA_ARGS__) \
+		       : 0)
 
 /* A /proc/meminfo line's value in kB, or -1 without that line. */
 static long meminfo_kb(const char *key)
@@ -317,8 +318,10 @@ static int pageout(void)
 	       "parked_kb=%ld\nsamples=%ld\n",
 	       pageout_mib, bound, deferred, max_kb, after_kb, atomic_load(&samples));
 	if (deferred <= bound) {
-		fprintf(stderr, "%s: %ld flushes deferred, not more than the bound %ld: "
-				"nothing tested\n", prog, deferred, bound);
+		fprintf(stderr,
+			"%s: %ld flushes deferred, not more than the bound %ld: "
+			"nothing tested\n",
+			prog, deferred, bound);
 		return 1;
 	}
 	if (max_kb > bound * (long)(PAGE_SIZE / 1024)) {
@@ -363,7 +366,7 @@ static int oom(void)
 	extern char **environ;
 	size_t bytes = (size_t)oom_mib << 20;
 	long free_kb, need_kb, max_kb, drains;
-	char num[32], *args[] = { "offline", "--hog", num, NULL };
+	char num[32], *args[] = {"offline", "--hog", num, NULL};
 	pthread_t st;
 	pid_t pid;
 	int status, err, ret = map_swept(oom_mib, "--oom");
@@ -404,15 +407,17 @@ static int oom(void)
 	       oom_mib, free_kb, need_kb, WIFEXITED(status) ? "exit" : "signal",
 	       WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status), max_kb, drains);
 	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
-		fprintf(stderr, "%s: %ld kB of anonymous memory with %ld kB free and up to %ld kB "
-				"parked: the allocation failed (%s %d)\n",
+		fprintf(stderr,
+			"%s: %ld kB of anonymous memory with %ld kB free and up to %ld kB "
+			"parked: the allocation failed (%s %d)\n",
 			prog, need_kb, free_kb, max_kb, WIFEXITED(status) ? "exit" : "signal",
 			WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
 		return 1;
 	}
 	if (!drains || !max_kb) {
-		fprintf(stderr, "%s: %ld kB parked at most, %ld drains: the allocation never "
-				"needed the park, nothing tested\n",
+		fprintf(stderr,
+			"%s: %ld kB parked at most, %ld drains: the allocation never "
+			"needed the park, nothing tested\n",
 			prog, max_kb, drains);
 		return 1;
 	}
@@ -427,42 +432,30 @@ static void on_alarm(int sig)
 int main(int argc, char **argv)
 {
 	static const char usage[] =
-		"usage: offline [--dev DEV] [--limit SECONDS] [--pages N] [--idle]\n"
-		"               [--pageout MIB [--park N]] [--oom MIB] [--hog KB]\n";
-	struct sigaction sa = { .sa_handler = on_alarm };
+	    "usage: offline [--dev DEV] [--limit SECONDS] [--pages N] [--idle]\n"
+	    "               [--pageout MIB [--park N]] [--oom MIB] [--hog KB]\n";
+	const struct opt opts[] = {
+	    {.name = "--dev", .kind = OPT_STR, .to = &dev},
+	    {.name = "--limit", .kind = OPT_LONG, .to = &limit_s, .min = 1},
+	    {.name = "--pages", .kind = OPT_LONG, .to = &npages, .min = 1},
+	    {.name = "--idle", .kind = OPT_FLAG, .to = &idle},
+	    {.name = "--pageout", .kind = OPT_LONG, .to = &pageout_mib, .min = 1},
+	    {.name = "--park", .kind = OPT_LONG, .to = &park},
+	    {.name = "--oom", .kind = OPT_LONG, .to = &oom_mib, .min = 1},
+	    {.name = "--hog", .kind = OPT_LONG, .to = &hog_kb, .min = 1},
+	};
+	struct sigaction sa = {.sa_handler = on_alarm};
 	char state[128], buf[PAGE_SIZE];
 	long block, ballast_kb, parked;
 	unsigned char *ballast, *raw;
 	pthread_t rt;
-	const char *v;
 	double t0, secs;
 	static unsigned char vec[MAP_BYTES / PAGE_SIZE];
 	int fd, clear_fd, state_fd, i, rc;
 	long resident;
 
 	prog = "offline";
-	for (i = 1; i < argc; i++) {
-		if ((v = opt_value(argc, argv, &i, "--dev")))
-			dev = v;
-		else if ((v = opt_value(argc, argv, &i, "--limit")))
-			limit_s = opt_long(v, "--limit", 1);
-		else if ((v = opt_value(argc, argv, &i, "--pages")))
-			npages = opt_long(v, "--pages", 1);
-		else if (!strcmp(argv[i], "--idle"))
-			idle = 1;
-		else if ((v = opt_value(argc, argv, &i, "--pageout")))
-			pageout_mib = opt_long(v, "--pageout", 1);
-		else if ((v = opt_value(argc, argv, &i, "--park")))
-			park = opt_long(v, "--park", 0);
-		else if ((v = opt_value(argc, argv, &i, "--oom")))
-			oom_mib = opt_long(v, "--oom", 1);
-		else if ((v = opt_value(argc, argv, &i, "--hog")))
-			hog_kb = opt_long(v, "--hog", 1);
-		else {
-			fprintf(stderr, "%s: unknown argument '%s'\n%s", prog, argv[i], usage);
-			return 2;
-		}
-	}
+	parse_opts(argc, argv, opts, sizeof(opts) / sizeof(opts[0]), usage);
 	if (hog_kb)
 		return hog();
 	if (oom_mib)
@@ -476,8 +469,10 @@ int main(int argc, char **argv)
 	}
 	block = idle ? 0 : offline_block();
 	if (block < 0) {
-		fprintf(stderr, "%s: no offline memory block (a pc-dimm and "
-				"memhp_default_state=offline)\n", prog);
+		fprintf(stderr,
+			"%s: no offline memory block (a pc-dimm and "
+			"memhp_default_state=offline)\n",
+			prog);
 		return 2;
 	}
 	snprintf(state, sizeof(state), "/sys/devices/system/memory/memory%ld/state", block);

@@ -75,7 +75,14 @@ static void *worker_main(void *arg)
 
 int main(int argc, char **argv)
 {
-	const char *dev = "/dev/vda", *v;
+	const char *dev = "/dev/vda";
+	const struct opt opts[] = {
+	    {.name = "--dev", .kind = OPT_STR, .to = &dev},
+	    {.name = "--threads", .kind = OPT_INT, .to = &nthreads, .min = 1},
+	    {.name = "--passes", .kind = OPT_INT, .to = &passes, .min = 1},
+	    {.name = "--write-every", .kind = OPT_LONG, .to = &write_every},
+	    {.name = "--stagger", .kind = OPT_INT, .to = &stagger},
+	};
 	struct worker *workers;
 	unsigned long reads = 0, writes = 0;
 	uint64_t size;
@@ -83,23 +90,9 @@ int main(int argc, char **argv)
 	int fd, i;
 
 	prog = "reclaim";
-	for (i = 1; i < argc; i++) {
-		if ((v = opt_value(argc, argv, &i, "--dev")))
-			dev = v;
-		else if ((v = opt_value(argc, argv, &i, "--threads")))
-			nthreads = (int)opt_long(v, "--threads", 1);
-		else if ((v = opt_value(argc, argv, &i, "--passes")))
-			passes = (int)opt_long(v, "--passes", 1);
-		else if ((v = opt_value(argc, argv, &i, "--write-every")))
-			write_every = opt_long(v, "--write-every", 0);
-		else if ((v = opt_value(argc, argv, &i, "--stagger")))
-			stagger = (int)opt_long(v, "--stagger", 0);
-		else {
-			fprintf(stderr, "usage: reclaim [--dev PATH] [--threads N] [--passes P] "
-					"[--write-every K] [--stagger 0|1]\n");
-			return 2;
-		}
-	}
+	parse_opts(argc, argv, opts, sizeof(opts) / sizeof(opts[0]),
+		   "usage: reclaim [--dev PATH] [--threads N] [--passes P] [--write-every K] "
+		   "[--stagger 0|1]\n");
 	if (write_every == 1) {
 		fprintf(stderr, "%s: --write-every 1 would write every page; use >= 2\n", prog);
 		return 2;
