@@ -68,6 +68,7 @@ REPORTS = {
     r"kernel BUG": "kernel BUG at mm/luf.c:512!",
     r"\bluf: .+ at \S+\.[ch]:\d+": "luf: folio allocated while its pending set is not done: "
                                    "00000000c0ffee00 at mm/luf.c:512",
+    r"lazy unmap flush stays off": "luf: set-up failed (-12): lazy unmap flush stays off",
 }
 # Reports whose first line holds more than one pattern (selftest's list before ktool).
 MORE_REPORTS = [
