@@ -8,9 +8,10 @@
 #   luf       lib/kernel/patches + luf.config (luf's KUnit suite, CONFIG_LUF_RECLAIM)
 #   debug     luf + luf-debug.config + debug.config (KASAN, lockdep, DEBUG_VM, ...)
 #   kcsan     debug with KCSAN instead of KASAN (kcsan.config)
-#   mutant    luf + the test harness (tests/kernel/harness): boot it with
-#             luf.mutant=NAME to switch one of luf's rules off, the core's or the
-#             memory manager's (one build serves them all)
+#   mutant    luf + luf-debug.config + the test harness (tests/kernel/harness):
+#             boot it with luf.mutant=NAME to switch one of luf's rules off, the
+#             core's or the memory manager's (one build serves them all; LUF_DEBUG
+#             for the rule only its checks can see, DEFER_DIRTY)
 #   debug-mutant, kcsan-mutant  the same on the debug and kcsan kernels
 #   trace     pristine + trace.config (tracepoints and kprobe events: tests/kernel/capture)
 luf_kdir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -31,7 +32,7 @@ luf_kernel() {
 		;;
 	mutant)
 		args=(--name mutant --series "$luf_kdir/harness/series" --fragment "$cfg/luf.config"
-			--incremental-from luf)
+			--fragment "$cfg/luf-debug.config" --incremental-from luf)
 		;;
 	debug-mutant | kcsan-mutant)
 		args=(--name "$kind" --series "$luf_kdir/harness/series"
