@@ -5,13 +5,19 @@
  * ids, one id per registered thread; per thread a struct luf_pcpu, a
  * struct luf_freelist of retired objects and a reader line.
  *
- * A retirement is luf_unmap() of a read-only "translation" on every id,
- * folded per batch into one key (luf_pcpu_fold()) and freed under it
- * (luf_free()). A reuse is luf_alloc() with LUF_ALLOC_MAY_FLUSH, which
- * hands out an object only once a flush (a barrier on every thread) ran
- * after its retirement, then the reader check: an object no section was
- * open for at that point is reusable; else it waits, with the others
- * found that way, until each section open at the snapshot has closed.
+ * A retirement puts the object on the thread's open batch; a full batch
+ * is one luf_unmap() of a read-only "translation" on every id (its stamp
+ * read after every retirement of the batch, so after each one's unpublish:
+ * the stamp of the last one, or later, which a flush must reach), folded
+ * into one key (luf_pcpu_fold()) and freed under it (luf_free()) as one
+ * folio: the first node's, the batch's other nodes linked behind it (a
+ * batch is one entry of the free list, so a fold and a reuse cost one
+ * luf_free() and one luf_alloc() per batch, not per object). A reuse is
+ * luf_alloc() with LUF_ALLOC_MAY_FLUSH, which hands out a batch only once
+ * a flush (a barrier on every thread) ran after its stamp, then the
+ * reader check: an object no section was open for at that point is
+ * reusable; else it waits, with the others found that way, until each
+ * section open at the snapshot has closed.
  *
  * The snapshot is taken when the first object of a waiting batch is
  * found, which is after that object's flush; objects found while a
@@ -91,12 +97,18 @@ struct node_list {
 	unsigned long nr;
 };
 
+/*
+ * The updater's half of a thread (from @state) fills 3 cache lines; its
+ * small counters are as narrow as their uses allow, so that it stays so.
+ */
 struct luf_thread {
 	LUF_CACHE_ALIGNED struct luf_reader rd; /* first: luf_read_lock() casts */
 	LUF_CACHE_ALIGNED unsigned int state;	/* LUF_THREAD_FREE or _LIVE */
-	unsigned int id;			/* its backend CPU id */
+	unsigned short id;			/* its backend CPU id */
+	bool in_calls;				/* run_calls() is running: a nested call returns */
+	bool stall_warned;			/* the pending snapshot's stall was reported */
 	int tid;				/* its thread's id (gettid()), for reports */
-	unsigned int stall_checks;		/* failed checks of the pending snapshot */
+	unsigned int stall_ms; /* when a failed check first read the clock (ms), 0 before */
 	struct luf_proc *proc;
 	struct luf_pcpu *pc;
 	struct luf_freelist *fl;
@@ -106,20 +118,24 @@ struct luf_thread {
 	struct node_list later;	      /* flushed, found while @wait's snapshot was pending */
 	struct node_list calls;	      /* luf_call() objects no reader can read: callbacks to run */
 	unsigned long calls_inflight; /* luf_call() objects on the lists above @calls */
-	bool in_calls;		      /* run_calls() is running: a nested call returns */
-	bool stall_warned;	      /* the pending snapshot's stall was reported */
-	unsigned int stall_ms;	      /* when a failed check first read the clock (ms), 0 before */
-	unsigned long *snap; /* each thread's reader counter at the snapshot, 0 if outside */
-	unsigned int misses; /* luf_reuse() calls in a row that found nothing */
-	unsigned int ticks;  /* luf_reuse() calls, for the periodic grace check */
+	unsigned long *snap;   /* each thread's reader counter at the snapshot, 0 if outside */
+	unsigned long fl_nr;   /* objects on @fl (its entries are batches: see fold_open()) */
+	unsigned int poll_gen; /* the ugen source (low bits) when a poll of @fl found nothing */
+	unsigned short misses; /* luf_reuse() calls in a row that found nothing (saturates) */
+	unsigned char ticks;   /* luf_reuse() calls, modulo 256, for the periodic checks */
+	unsigned char stall_checks; /* failed checks of the pending snapshot, modulo 256 */
 };
+
+_Static_assert(LUF_PROC_MAX_THREADS <= 65536, "struct luf_thread.id is 16 bits");
+_Static_assert(LUF_PROC_MAX_BATCH < 65535, "struct luf_thread.misses saturates at 65535");
+_Static_assert(256 % LUF_PROC_STALL_CHECKS == 0, "struct luf_thread.stall_checks wraps");
 
 struct luf_proc {
 	unsigned long magic;
 	struct luf_user u;
 	struct luf *l;
 	struct luf_keytab *kt;
-	unsigned long *all; /* every CPU id: the set each retirement may be read on */
+	unsigned long *all; /* every id ever registered: the set a retirement may be read on */
 	struct luf_thread *threads;
 	unsigned int max_threads;
 	unsigned int batch;
@@ -270,7 +286,7 @@ void __luf_proc_read_check(const struct luf_thread *t, bool lock, const char *fn
 #endif
 
 static void hold_back(struct luf_thread *t, struct node_list *list);
-static void run_calls(struct luf_thread *t);
+static inline void run_calls(struct luf_thread *t);
 static void thread_exit(void *arg);
 
 /* @n's link (its owner word: see the top of this file), read and written atomically. */
@@ -468,10 +484,8 @@ int luf_proc_create(struct luf_proc **out, const struct luf_proc_config *cfg)
 	p->batch = cfg->batch ? cfg->batch : LUF_PROC_DEFAULT_BATCH;
 	p->l = (struct luf *)(void *)(mem + lo.l);
 	p->kt = (struct luf_keytab *)(void *)(mem + lo.kt);
-	p->all = (unsigned long *)(void *)(mem + lo.all);
+	p->all = (unsigned long *)(void *)(mem + lo.all); /* empty: registration fills it */
 	p->threads = (struct luf_thread *)(void *)(mem + lo.threads);
-	for (unsigned int i = 0; i < n; i++)
-		luf_cpumask_set_cpu(p->all, n, i);
 
 	ucfg.flags = cfg->flags;
 	ucfg.nr_ids = n;
@@ -492,7 +506,7 @@ int luf_proc_create(struct luf_proc **out, const struct luf_proc_config *cfg)
 		struct luf_thread *t = &p->threads[i];
 		char *base = mem + lo.per + i * lo.per_thread;
 
-		t->id = i;
+		t->id = (unsigned short)i;
 		t->proc = p;
 		t->pc = (struct luf_pcpu *)(void *)base;
 		t->fl = (struct luf_freelist *)(void *)(base + lo.fl);
@@ -531,7 +545,45 @@ free:
 	return ret;
 }
 
-/* Fold the open batch and free its objects under the batch's key. */
+/*
+ * Close @t's open batch: record its removal (one luf_unmap() of a
+ * read-only translation on every id) and fold it, naming its key in
+ * *@key. One stamp for the whole batch, read now: after every retirement
+ * of the batch, and so after each one's unpublish (U1, earlier on this
+ * thread; luf_ugen_stamp() has the full barrier), it is at or past each
+ * object's own stamp, and only a flush that started after it covers the
+ * batch. Per object it cost a fence and a few dozen instructions in
+ * luf_retire(), for the same key.
+ */
+static int close_open(struct luf_thread *t, unsigned short *key)
+{
+	/*
+	 * The set: every id ever registered (@p->all), not every id of
+	 * max_threads. A flush is a barrier on every thread of the process
+	 * whatever its set (luf_user_flush() with thread ids), so done[i] at
+	 * or past the stamp for any one id of the set says that such a
+	 * barrier ran after the stamp; the set only names the done counters
+	 * a flush raises and a check reads. The calling thread's own id is
+	 * in it (its registration set it, earlier on this thread), so it is
+	 * never empty. A thread that registers after the stamp is covered as
+	 * before: by the flush, and by the reader scan up to @p->hi after it.
+	 * With the default 64 ids and 2 threads registered, each flush
+	 * raised and summed 64 counters (about 4,700 instructions and 128
+	 * atomic operations); now 2.
+	 */
+	int ret = luf_unmap(t->pc, NULL, t->proc->all, LUF_PTE_ACCESSIBLE);
+
+	return ret ? ret : luf_pcpu_fold(t->pc, key);
+}
+
+/*
+ * Fold the open batch and free it under the batch's key, as one folio of
+ * the free list: its first node's. The batch's other nodes stay linked
+ * behind that node (their links, to NODE_END), so take_batch() gets the
+ * whole batch back from the one folio luf_alloc() hands out: one
+ * luf_free() and one luf_alloc() per batch. The other nodes' folios stay
+ * LUF_FOLIO_IN_USE, on no list; only the first node's is the free list's.
+ */
 static int fold_open(struct luf_thread *t)
 {
 	unsigned short key = 0;
@@ -539,20 +591,40 @@ static int fold_open(struct luf_thread *t)
 
 	if (!t->open.head)
 		return 0;
-	ret = luf_pcpu_fold(t->pc, &key);
-	while (!ret && t->open.head) {
-		struct luf_node *n = pop(&t->open); /* still claimed: see pop() */
-
-		ret = luf_free(t->fl, t->pc, &n->folio, key);
-		if (ret)
-			push(&t->open, n);
-	}
-	return ret;
+	ret = close_open(t, &key);
+	if (!ret)
+		ret = luf_free(t->fl, t->pc, &t->open.head->folio, key);
+	if (ret)
+		return ret; /* the batch stays open, as it was */
+	t->fl_nr += t->open.nr;
+	t->open = (struct node_list){0};
+	return 0;
 }
 
+/*
+ * The batch whose first node's folio @f luf_alloc() handed out: its nodes
+ * (the first and those linked behind it, to NODE_END) go in front of
+ * @list, off @t's free list.
+ */
+static void take_batch(struct luf_thread *t, struct node_list *list, struct luf_folio *f)
+{
+	struct luf_node *first = luf_node_entry(f, struct luf_node, folio), *last = first, *next;
+	unsigned long nr = 1;
+
+	while ((next = next_of(last)) != NODE_END)
+		last = next, nr++;
+	set_next(last, list->head ? list->head : NODE_END);
+	if (!list->head)
+		list->tail = last;
+	list->head = first;
+	list->nr += nr;
+	t->fl_nr -= nr;
+}
+
+/* Objects on @t's free list (its entries are batches: luf_freelist_nr_*() count those). */
 static unsigned long on_free_list(const struct luf_thread *t)
 {
-	return luf_freelist_nr_clean(t->fl) + luf_freelist_nr_pend(t->fl);
+	return t->fl_nr;
 }
 
 /* What @t holds past its open batch: its free list and the objects found on it. */
@@ -590,7 +662,7 @@ static int fold_to_pool(struct luf_thread *t)
 	for (struct luf_node *n = t->open.head; n != NODE_END; n = next_of(n))
 		if (n->func)
 			return fold_open(t);
-	ret = luf_pcpu_fold(t->pc, &key);
+	ret = close_open(t, &key);
 	if (ret)
 		return ret;
 	for (struct luf_node *n = t->open.head; n != NODE_END; n = next_of(n))
@@ -606,15 +678,12 @@ static int fold_to_pool(struct luf_thread *t)
  * Keep at most LUF_PROC_KEEP batches ready on @t: the rest (whole, from
  * the first node past the kept ones) go to the domain's spare list.
  */
-static void spill_ready(struct luf_thread *t)
+static void spill_ready_slow(struct luf_thread *t, unsigned long keep)
 {
 	struct luf_proc *p = t->proc;
-	unsigned long keep = (unsigned long)LUF_PROC_KEEP * p->batch;
 	struct node_list rest;
 	struct luf_node *cut = t->ready.head;
 
-	if (t->ready.nr <= keep)
-		return;
 	for (unsigned long i = 1; i < keep; i++)
 		cut = next_of(cut);
 	rest.head = next_of(cut);
@@ -627,6 +696,14 @@ static void spill_ready(struct luf_thread *t)
 	splice(&p->spare, &rest);
 	__atomic_store_n(&p->nr_spare, p->spare.nr, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&p->lock);
+}
+
+static inline void spill_ready(struct luf_thread *t)
+{
+	unsigned long keep = (unsigned long)LUF_PROC_KEEP * t->proc->batch;
+
+	if (t->ready.nr > keep)
+		spill_ready_slow(t, keep);
 }
 
 /* Take up to a batch of the spare list: ready at once. Return: true if some were. */
@@ -649,6 +726,8 @@ static bool take_spare(struct luf_thread *t)
  * Take the whole pool onto @t's free list, each node under the key it was
  * folded with: one flush and one grace period for all of it (what the
  * thread then has too many of goes to the spare list once it is ready).
+ * A run of nodes with one key (a folded batch) is one entry of the free
+ * list, as fold_open() makes them.
  * Return: true if some were taken.
  */
 static bool take_pool(struct luf_thread *t)
@@ -663,20 +742,31 @@ static bool take_pool(struct luf_thread *t)
 	__atomic_store_n(&p->nr_pool, 0, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&p->lock);
 	while (list.head) {
-		struct luf_node *n = pop(&list);
+		struct luf_node *first = list.head, *last = first, *next;
+		unsigned short key = first->folio.key;
+		unsigned long nr = 1;
 
+		while ((next = next_of(last)) != NODE_END && next->folio.key == key)
+			last = next, nr++;
 #if defined(LUF_MUTANT_PROC_POOL_NO_KEY)
 		/* Mutant: the pool's objects are freed as if they owed no flush. */
-		n->folio.key = 0;
+		key = 0;
 #endif
-		if (luf_free(t->fl, t->pc, &n->folio, n->folio.key)) {
-			/* Cannot happen (a valid key, IN_USE): keep it pooled, lose nothing. */
-			push(&list, n);
+		set_next(last, NODE_END); /* the run, cut off the list */
+		if (luf_free(t->fl, t->pc, &first->folio, key)) {
+			/* Cannot happen (a valid key, IN_USE): keep them pooled, lose nothing. */
+			set_next(last, next);
 			pthread_mutex_lock(&p->lock);
 			splice(&p->pool, &list);
 			__atomic_store_n(&p->nr_pool, p->pool.nr, __ATOMIC_RELAXED);
 			pthread_mutex_unlock(&p->lock);
+			break;
 		}
+		t->fl_nr += nr;
+		list.head = next == NODE_END ? NULL : next;
+		if (!list.head)
+			list.tail = NULL;
+		list.nr -= nr;
 	}
 	return true;
 }
@@ -694,7 +784,7 @@ static int drain(struct luf_thread *t, struct node_list *out)
 
 	for (;;) {
 		while (!luf_alloc(t->fl, t->pc, 0, &f))
-			push(out, luf_node_entry(f, struct luf_node, folio));
+			take_batch(t, out, f);
 		if (!luf_freelist_nr_pend(t->fl))
 			return 0;
 		ret = luf_freelist_refill(t->fl, t->pc, LUF_ALLOC_MAY_FLUSH);
@@ -801,6 +891,8 @@ int luf_thread_register(struct luf_proc *p, struct luf_thread **out)
 	t->state = LUF_THREAD_LIVE;
 	__atomic_store_n(&t->tid, (int)gettid(), __ATOMIC_RELAXED);
 	p->nr_registered++;
+	/* Its id joins the set of every later retirement (close_open()), before any of its own. */
+	luf_cpumask_set_cpu(p->all, p->max_threads, t->id);
 	if (t->id >= p->hi)
 		__atomic_store_n(&p->hi, t->id + 1, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&p->lock);
@@ -874,6 +966,16 @@ static void thread_exit(void *arg)
 }
 
 /*
+ * The open batch is full: to the thread's free list, or to the pool if the
+ * thread holds enough. Out of line: once per batch, and luf_retire() then
+ * saves and restores few registers.
+ */
+static __attribute__((noinline)) int fold_full(struct luf_thread *t)
+{
+	return hands_over(t) ? fold_to_pool(t) : fold_open(t);
+}
+
+/*
  * Make @n luf's: its link from NULL to non-NULL in one compare-and-swap.
  * Of two threads retiring @n at once, exactly one succeeds; the other sees
  * a non-NULL link and changes nothing. Without it both passed a plain
@@ -894,11 +996,12 @@ static bool claim(struct luf_node *n)
 					   __ATOMIC_RELAXED);
 }
 
-/* luf_retire() and luf_call(): @func NULL for a retirement; @fn names the call. */
+/*
+ * luf_retire() and luf_call(): @func NULL for a retirement; @fn names the
+ * call. The removal is recorded when the batch is folded (close_open()).
+ */
 static int retire(struct luf_thread *t, struct luf_node *n, luf_call_fn *func, const char *fn)
 {
-	int ret;
-
 	if (!thread_ok(t))
 		return proc_fail(-EINVAL, fn, "@t is not the calling thread's registered handle");
 	if (!n)
@@ -913,17 +1016,12 @@ static int retire(struct luf_thread *t, struct luf_node *n, luf_call_fn *func, c
 				 "@n was not zeroed before its first retirement (its folio "
 				 "state is not LUF_FOLIO_IN_USE)");
 	}
-	ret = luf_unmap(t->pc, NULL, t->proc->all, LUF_PTE_ACCESSIBLE);
-	if (ret) {
-		hand_back(n);
-		return ret;
-	}
 	n->func = func;
 	if (func)
 		t->calls_inflight++;
 	push(&t->open, n);
 	if (t->open.nr >= t->proc->batch)
-		return hands_over(t) ? fold_to_pool(t) : fold_open(t);
+		return fold_full(t);
 	return 0;
 }
 
@@ -1083,10 +1181,8 @@ static void make_ready(struct luf_thread *t, struct node_list *list)
  * this loop, so a callback that calls luf_call() again (a chain) runs in
  * constant stack.
  */
-static void run_calls(struct luf_thread *t)
+static void run_calls_slow(struct luf_thread *t)
 {
-	if (t->in_calls)
-		return;
 	t->in_calls = true;
 	while (t->calls.head) {
 		struct luf_node *n = pop(&t->calls);
@@ -1097,6 +1193,12 @@ static void run_calls(struct luf_thread *t)
 		func(n);
 	}
 	t->in_calls = false;
+}
+
+static inline void run_calls(struct luf_thread *t)
+{
+	if (t->calls.head && !t->in_calls)
+		run_calls_slow(t);
 }
 
 /* Move @wait to @ready if its snapshot passed, and start the next generation. */
@@ -1149,7 +1251,7 @@ static int take_flushed(struct luf_thread *t, unsigned int flags)
 	int ret;
 
 	while (!(ret = luf_alloc(t->fl, t->pc, flags, &f))) {
-		push(&list, luf_node_entry(f, struct luf_node, folio));
+		take_batch(t, &list, f);
 		flags = 0; /* the rest are clean now: never a second flush */
 	}
 	if (!list.head)
@@ -1162,19 +1264,17 @@ static int take_flushed(struct luf_thread *t, unsigned int flags)
 	return 1;
 }
 
-int luf_reuse(struct luf_thread *t, struct luf_node **out)
+/*
+ * luf_reuse() with an empty ready list: fill it, in the order of
+ * luf_reuse()'s comment. Out of line, so that the common call (an object
+ * on the ready list) saves and restores few registers. Return: 0 (the
+ * ready list may still be empty) or the flush's error.
+ */
+static __attribute__((noinline)) int refill_ready(struct luf_thread *t)
 {
-	unsigned long batch, free;
 	int ret;
 
-	if (!thread_ok(t))
-		return proc_fail(-EINVAL, __func__,
-				 "@t is not the calling thread's registered handle");
-	if (!out)
-		return proc_fail(-EINVAL, __func__, "@out is NULL");
-	run_calls(t); /* luf_call()'s objects that became due in earlier calls */
-	if (!t->ready.head)
-		advance(t);
+	advance(t);
 	if (!t->ready.head) {
 		ret = take_flushed(t, LUF_ALLOC_MAY_FLUSH);
 		/*
@@ -1204,8 +1304,28 @@ int luf_reuse(struct luf_thread *t, struct luf_node **out)
 		if (ret < 0)
 			return ret;
 	}
+	return 0;
+}
+
+int luf_reuse(struct luf_thread *t, struct luf_node **out)
+{
+	unsigned long batch, free;
+	int ret;
+
+	if (!thread_ok(t))
+		return proc_fail(-EINVAL, __func__,
+				 "@t is not the calling thread's registered handle");
+	if (!out)
+		return proc_fail(-EINVAL, __func__, "@out is NULL");
+	run_calls(t); /* luf_call()'s objects that became due in earlier calls */
 	if (!t->ready.head) {
-		t->misses++;
+		ret = refill_ready(t);
+		if (ret < 0)
+			return ret;
+	}
+	if (!t->ready.head) {
+		if (t->misses != 0xffff)
+			t->misses++;
 		return -EAGAIN;
 	}
 	t->misses = 0;
@@ -1222,6 +1342,16 @@ int luf_reuse(struct luf_thread *t, struct luf_node **out)
 	 * start one as soon as a batch of them is on the free list. A pending
 	 * period is checked when the ready list is short, else every 16th call
 	 * (the scan reads lines the readers write).
+	 *
+	 * That poll of the free list (no flush) finds something only after a
+	 * flush raised done counters, and every flush takes a new ugen from
+	 * the source first: while the source is where it was at the last poll
+	 * that found nothing, the poll is skipped (one load of a line only
+	 * flushes write, where a failing poll read the pend set, the done
+	 * summary and a key's entry: most of luf_reuse()'s cost with a batch
+	 * on the free list). A flush that took its ugen before that poll and
+	 * raised done after it is found by the poll of every 16th call, or by
+	 * the next flush of this thread, whose diet drops what it covered.
 	 */
 	batch = t->proc->batch;
 	spill_ready(t);
@@ -1234,7 +1364,10 @@ int luf_reuse(struct luf_thread *t, struct luf_node **out)
 		/* Flushed for and checked: the free list, else the pool taken early. */
 		take_flushed(t, LUF_ALLOC_MAY_FLUSH);
 	} else if (free >= batch) {
-		take_flushed(t, 0);
+		unsigned int gen = (unsigned int)luf_flush_snapshot(t->proc->l);
+
+		if ((gen != t->poll_gen || !(++t->ticks % 16)) && !take_flushed(t, 0))
+			t->poll_gen = gen;
 	}
 	return 0;
 }

@@ -501,11 +501,12 @@ static inline bool __luf_read_inside_at(const struct luf_thread *t, const char *
  * @t: the calling thread's handle
  * @n: the object's node: zeroed, or as luf_reuse() returned it
  *
- * Records that every registered thread may still read the object (a
- * read-only "translation" whose flush may wait) and puts it on the
- * thread's open batch; every struct luf_proc_config.batch retirements the
- * batch is folded into one pending set and its objects go to the thread's
- * deferred free list. Call after the object was unpublished (U1).
+ * Puts the object on the thread's open batch; every struct
+ * luf_proc_config.batch retirements the batch is recorded as removed
+ * read-only "translations" on every thread id registered so far (their
+ * flush may wait), folded into one pending set, and goes to the thread's
+ * deferred free list as one entry. Call after the object was unpublished
+ * (U1).
  *
  * Context: no system call, no allocation, no flush; one compare-and-swap
  * on @n (claiming it), writes the thread's own lines, and the key table
