@@ -571,7 +571,12 @@ static int close_open(struct luf_thread *t, unsigned short *key)
 	 * raised and summed 64 counters (about 4,700 instructions and 128
 	 * atomic operations); now 2.
 	 */
+#if defined(LUF_MUTANT_PROC_STAMP_AT_FIRST)
+	/* Mutant: stamped at the batch's first retirement (retire()), not now. */
+	int ret = 0;
+#else
 	int ret = luf_unmap(t->pc, NULL, t->proc->all, LUF_PTE_ACCESSIBLE);
+#endif
 
 	return ret ? ret : luf_pcpu_fold(t->pc, key);
 }
@@ -1016,6 +1021,20 @@ static int retire(struct luf_thread *t, struct luf_node *n, luf_call_fn *func, c
 				 "@n was not zeroed before its first retirement (its folio "
 				 "state is not LUF_FOLIO_IN_USE)");
 	}
+#if defined(LUF_MUTANT_PROC_STAMP_AT_FIRST)
+	/*
+	 * Mutant: the batch's stamp is read at its first retirement, before
+	 * the later ones' unpublish: a flush between the two covers them.
+	 */
+	if (!t->open.head) {
+		int ret = luf_unmap(t->pc, NULL, t->proc->all, LUF_PTE_ACCESSIBLE);
+
+		if (ret) {
+			hand_back(n);
+			return ret;
+		}
+	}
+#endif
 	n->func = func;
 	if (func)
 		t->calls_inflight++;

@@ -6,10 +6,9 @@
  * the grace-period generations, hand-over at unregister, a failed flush,
  * and every set-up mistake with its error.
  *
- * Built three times more with a rule of lib/user/proc.c switched off
- * (LUF_MUTANT_PROC_NO_READERS, LUF_MUTANT_PROC_SNAP_EARLY,
- * LUF_MUTANT_PROC_SYNC_NO_WAIT): each must fail
- * here (ctest WILL_FAIL), which shows these tests see the rule.
+ * Built again with each LUF_MUTANT_PROC_* rule of lib/user/proc.c
+ * switched off (tests/MUTANTS.md): each build must fail its test here
+ * (ctest WILL_FAIL), which shows these tests see the rule.
  */
 #define _GNU_SOURCE
 #include <luf/luf_proc.h>
@@ -160,6 +159,78 @@ static void one_flush_per_batch(void **state)
 	assert_int_equal(luf_user_calls(u), calls + 1);
 	for (int i = 0; i < 16; i++)
 		free(o[i]);
+}
+
+/* Another thread of @p: retires its 4 objects, reuses them (one flush), leaves. */
+struct flusher {
+	struct luf_proc *p;
+	struct obj *o[4];
+	int err;
+};
+
+static void *retire_reuse_leave_4(void *arg)
+{
+	struct flusher *f = arg;
+	struct luf_thread *t;
+	struct luf_node *n;
+
+	f->err = luf_thread_register(f->p, &t);
+	for (int i = 0; !f->err && i < 4; i++)
+		f->err = luf_retire(t, &f->o[i]->node);
+	for (int i = 0; !f->err && i < 4; i++)
+		f->err = luf_reuse(t, &n);
+	if (!f->err)
+		f->err = luf_thread_unregister(t);
+	return NULL;
+}
+
+/*
+ * Rule: a batch is stamped after its last retirement (after that
+ * object's unpublish). A flush that ran between the batch's first
+ * retirement and its last, here another thread's, came before the last
+ * object was unpublished, so a reader may have loaded it after that
+ * barrier: the batch comes back only after one more flush.
+ */
+static void batch_stamped_after_its_last_retirement(void **state)
+{
+	struct luf_proc_config cfg = {.max_threads = 2, .batch = 4};
+	struct flusher f = {0};
+	struct obj *x[4];
+	struct luf_proc *p;
+	struct luf_thread *t;
+	struct luf_node *n;
+	pthread_t thread;
+	unsigned long calls;
+
+	(void)state;
+	assert_int_equal(luf_thread_unregister(self), 0);
+	assert_int_equal(luf_proc_create(&p, &cfg), 0);
+	assert_int_equal(luf_thread_register(p, &t), 0);
+	for (int i = 0; i < 4; i++) {
+		x[i] = new_obj();
+		f.o[i] = new_obj();
+	}
+	assert_int_equal(luf_retire(t, &x[0]->node), 0);
+	f.p = p;
+	calls = luf_user_calls(luf_proc_backend(p));
+	assert_int_equal(pthread_create(&thread, NULL, retire_reuse_leave_4, &f), 0);
+	assert_int_equal(pthread_join(thread, NULL), 0);
+	assert_int_equal(f.err, 0);
+	assert_int_equal(luf_user_calls(luf_proc_backend(p)), calls + 1); /* its flush */
+	for (int i = 1; i < 4; i++)
+		assert_int_equal(luf_retire(t, &x[i]->node), 0); /* the batch folds */
+	calls = luf_user_calls(luf_proc_backend(p));
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(luf_reuse(t, &n), 0);
+		assert_int_equal(luf_user_calls(luf_proc_backend(p)), calls + 1);
+	}
+	assert_int_equal(luf_thread_unregister(t), 0);
+	assert_int_equal(luf_proc_destroy(p, NULL, NULL), 0);
+	assert_int_equal(luf_thread_register(proc, &self), 0);
+	for (int i = 0; i < 4; i++) {
+		free(x[i]);
+		free(f.o[i]);
+	}
 }
 
 /*
@@ -1161,6 +1232,8 @@ int main(int argc, char **argv)
 	    cmocka_unit_test_setup_teardown(retire_then_reuse, setup, teardown),
 	    cmocka_unit_test_setup_teardown(one_flush_per_batch, setup, teardown),
 	    cmocka_unit_test_setup_teardown(part_batch_waits_for_misses, setup, teardown),
+	    cmocka_unit_test_setup_teardown(batch_stamped_after_its_last_retirement, setup,
+					    teardown),
 	    cmocka_unit_test_setup_teardown(misuse, setup, teardown),
 	    cmocka_unit_test_setup_teardown(synchronize_makes_retired_reusable, setup, teardown),
 	    cmocka_unit_test_setup_teardown(synchronize_errors, setup, teardown),
