@@ -19,6 +19,20 @@
  * reusable; else it waits, with the others found that way, until each
  * section open at the snapshot has closed.
  *
+ * A thread's own full barrier is a flush of its id, as a CPU's own full
+ * TLB flush is in the kernel (luf_local_flush_begin() and _end()): when it
+ * folds a batch, a thread takes a new ugen (an atomic add on the source's
+ * line), passes a full barrier, and raises its own done counter to that
+ * ugen. Every batch stamped before the add, by any thread, then owes that
+ * thread nothing: its later loads see every unpublish before those stamps
+ * (the store-buffering pattern of <luf/ugen.h>, with the add in the
+ * flusher's place), and a section it opened earlier is visible to the
+ * reader check of whoever reads that done counter. So a batch whose every
+ * thread has folded since its stamp is reusable with no system call; a
+ * membarrier is sent only for the threads that have not (readers that
+ * never retire, threads that sleep). A thread that unregisters passes the
+ * same barrier last and leaves the set of later retirements.
+ *
  * The snapshot is taken when the first object of a waiting batch is
  * found, which is after that object's flush; objects found while a
  * snapshot is pending wait for the next one (taken once the pending one
@@ -135,7 +149,7 @@ struct luf_proc {
 	struct luf_user u;
 	struct luf *l;
 	struct luf_keytab *kt;
-	unsigned long *all; /* every id ever registered: the set a retirement may be read on */
+	unsigned long *all; /* every id registered now: the set a retirement may be read on */
 	struct luf_thread *threads;
 	unsigned int max_threads;
 	unsigned int batch;
@@ -286,6 +300,7 @@ void __luf_proc_read_check(const struct luf_thread *t, bool lock, const char *fn
 #endif
 
 static void hold_back(struct luf_thread *t, struct node_list *list);
+static void own_barrier(struct luf_proc *p, unsigned int id);
 static inline void run_calls(struct luf_thread *t);
 static void thread_exit(void *arg);
 
@@ -422,6 +437,8 @@ static void fork_child(void)
 			if (t->state != LUF_THREAD_LIVE || t == luf_self)
 				continue;
 			close_sections(t);
+			own_barrier(p, t->id); /* it reads nothing here: it does not exist */
+			luf_cpumask_clear_cpu(p->all, p->max_threads, t->id);
 			t->state = LUF_THREAD_FREE;
 			p->nr_registered--;
 		}
@@ -546,6 +563,30 @@ free:
 }
 
 /*
+ * Thread id @id passed a full barrier: its done counter goes to a ugen
+ * taken before it, which covers every batch stamped before that (the top
+ * of this file). Called by the thread itself (a fold, its unregister), or
+ * for a thread that no longer exists (fork_child()).
+ */
+static void own_barrier(struct luf_proc *p, unsigned int id)
+{
+#if defined(LUF_MUTANT_PROC_BARRIER_MARKS_ALL)
+	/* Mutant: a thread's barrier marks every id done, as if each had passed one. */
+	unsigned long g = luf_local_flush_begin(p->l);
+
+	__luf_smp_mb();
+	(void)id;
+	for (unsigned int i = 0; i < p->max_threads; i++)
+		luf_local_flush_end(p->l, i, g);
+#else
+	unsigned long g = luf_local_flush_begin(p->l); /* a new ugen, never 0 */
+
+	__luf_smp_mb(); /* the barrier: after the add (above), before the mark */
+	luf_local_flush_end(p->l, id, g);
+#endif
+}
+
+/*
  * Close @t's open batch: record its removal (one luf_unmap() of a
  * read-only translation on every id) and fold it, naming its key in
  * *@key. One stamp for the whole batch, read now: after every retirement
@@ -558,18 +599,18 @@ free:
 static int close_open(struct luf_thread *t, unsigned short *key)
 {
 	/*
-	 * The set: every id ever registered (@p->all), not every id of
-	 * max_threads. A flush is a barrier on every thread of the process
-	 * whatever its set (luf_user_flush() with thread ids), so done[i] at
-	 * or past the stamp for any one id of the set says that such a
-	 * barrier ran after the stamp; the set only names the done counters
-	 * a flush raises and a check reads. The calling thread's own id is
-	 * in it (its registration set it, earlier on this thread), so it is
-	 * never empty. A thread that registers after the stamp is covered as
-	 * before: by the flush, and by the reader scan up to @p->hi after it.
-	 * With the default 64 ids and 2 threads registered, each flush
-	 * raised and summed 64 counters (about 4,700 instructions and 128
-	 * atomic operations); now 2.
+	 * The set: the ids registered now (@p->all), not every id of
+	 * max_threads. A thread that unregistered passed its last barrier
+	 * then (own_barrier()), so it holds nothing stamped after it. A
+	 * thread that registers after the stamp loads only after its
+	 * registration (the domain's mutex), so after every unpublish before
+	 * the stamp; its sections are seen by the reader scan up to @p->hi,
+	 * read after the flush. The calling thread's own id is in the set
+	 * (its registration set it, earlier on this thread), so it is never
+	 * empty. With the default 64 ids and 2 threads registered, each
+	 * flush raised and summed 64 counters (about 4,700 instructions and
+	 * 128 atomic operations); now 2. After the fold, the thread's own
+	 * barrier marks its id done (own_barrier()).
 	 */
 #if defined(LUF_MUTANT_PROC_STAMP_AT_FIRST)
 	/* Mutant: stamped at the batch's first retirement (retire()), not now. */
@@ -578,7 +619,11 @@ static int close_open(struct luf_thread *t, unsigned short *key)
 	int ret = luf_unmap(t->pc, NULL, t->proc->all, LUF_PTE_ACCESSIBLE);
 #endif
 
-	return ret ? ret : luf_pcpu_fold(t->pc, key);
+	if (!ret)
+		ret = luf_pcpu_fold(t->pc, key);
+	if (!ret)
+		own_barrier(t->proc, t->id);
+	return ret;
 }
 
 /*
@@ -897,10 +942,23 @@ int luf_thread_register(struct luf_proc *p, struct luf_thread **out)
 	__atomic_store_n(&t->tid, (int)gettid(), __ATOMIC_RELAXED);
 	p->nr_registered++;
 	/* Its id joins the set of every later retirement (close_open()), before any of its own. */
+#if !defined(LUF_MUTANT_PROC_REGISTER_NOT_IN_SET)
 	luf_cpumask_set_cpu(p->all, p->max_threads, t->id);
+#else
+	/* Mutant: the id never joins the set: no retirement names it, and no flush waits for it. */
+#endif
 	if (t->id >= p->hi)
 		__atomic_store_n(&p->hi, t->id + 1, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&p->lock);
+	/*
+	 * Its id in the set before any load of its sections: a retirement
+	 * whose fold (its barrier, then the read of the set) misses the id
+	 * was unpublished before every load this thread does from here on
+	 * (store buffering, with a full barrier on both sides). Without it a
+	 * batch of the other threads could be marked done by their own
+	 * barriers alone while this thread still loads an object of it.
+	 */
+	__luf_smp_mb();
 	luf_self = t;
 	pthread_setspecific(p->exit_key, t);
 	*out = t;
@@ -935,6 +993,13 @@ int luf_thread_unregister(struct luf_thread *t)
 	p->orphan_calls += t->calls_inflight;
 	t->calls_inflight = 0;
 	__atomic_store_n(&p->nr_orphans, p->orphans.nr, __ATOMIC_RELAXED);
+	/*
+	 * It reads nothing from here on: its last barrier covers every batch
+	 * stamped so far, and later ones leave it out (a flush need not wait
+	 * for a thread that is gone).
+	 */
+	own_barrier(p, t->id);
+	luf_cpumask_clear_cpu(p->all, p->max_threads, t->id);
 	t->state = LUF_THREAD_FREE;
 	p->nr_registered--;
 	pthread_mutex_unlock(&p->lock);
@@ -1269,6 +1334,14 @@ static int take_flushed(struct luf_thread *t, unsigned int flags)
 	struct luf_folio *f;
 	int ret;
 
+	/*
+	 * Before a flush that may be owed: the thread's own barrier, so that
+	 * its own id owes nothing (a thread that only reuses, such as the
+	 * allocating side of cross-thread frees, never folds) and a flush is
+	 * sent only for the others that passed none.
+	 */
+	if ((flags & LUF_ALLOC_MAY_FLUSH) && luf_freelist_nr_pend(t->fl))
+		own_barrier(t->proc, t->id);
 	while (!(ret = luf_alloc(t->fl, t->pc, flags, &f))) {
 		take_batch(t, &list, f);
 		flags = 0; /* the rest are clean now: never a second flush */
@@ -1354,23 +1427,23 @@ int luf_reuse(struct luf_thread *t, struct luf_node **out)
 	 * Keep a grace period under way while objects wait for one, so they
 	 * reach the ready list before it runs out: a stalled reader (one
 	 * preempted inside its section) is then absorbed by what is ready
-	 * instead of by new allocations. A period that needs a flush starts
-	 * when the ready list runs low or the free list outgrows it (so a
-	 * flush moves about half of what the thread holds, and stays rare);
-	 * objects that owe no flush (another thread's flush covered them)
-	 * start one as soon as a batch of them is on the free list. A pending
-	 * period is checked when the ready list is short, else every 16th call
-	 * (the scan reads lines the readers write).
+	 * instead of by new allocations. When the ready list runs low or the
+	 * free list outgrows it, the free list is taken as far as it owes no
+	 * flush (the threads' own barriers at their folds, or another
+	 * thread's flush, covered it), with a flush only as the branch below
+	 * says; a free list of a batch or more is polled the same way. A
+	 * pending period is checked when the ready list is short, else every
+	 * 16th call (the scan reads lines the readers write).
 	 *
-	 * That poll of the free list (no flush) finds something only after a
-	 * flush raised done counters, and every flush takes a new ugen from
-	 * the source first: while the source is where it was at the last poll
-	 * that found nothing, the poll is skipped (one load of a line only
-	 * flushes write, where a failing poll read the pend set, the done
-	 * summary and a key's entry: most of luf_reuse()'s cost with a batch
-	 * on the free list). A flush that took its ugen before that poll and
-	 * raised done after it is found by the poll of every 16th call, or by
-	 * the next flush of this thread, whose diet drops what it covered.
+	 * A poll finds something only after done counters moved, and each
+	 * move takes a new ugen from the source first (a flush, a fold's own
+	 * barrier): while the source is where it was at the last poll that
+	 * found nothing, the poll is skipped (one load of a line only those
+	 * write, where a failing poll read the pend set, the done summary and
+	 * a key's entry: most of luf_reuse()'s cost with a batch on the free
+	 * list). A move that took its ugen before that poll and raised done
+	 * after it is found by the poll of every 16th call, or by the next
+	 * flush of this thread, whose diet drops what it covered.
 	 */
 	batch = t->proc->batch;
 	spill_ready(t);
@@ -1380,8 +1453,18 @@ int luf_reuse(struct luf_thread *t, struct luf_node **out)
 			advance(t);
 	} else if ((t->ready.nr < batch / 2 && (free || take_pool(t))) ||
 		   free > (t->ready.nr > batch ? t->ready.nr : batch)) {
-		/* Flushed for and checked: the free list, else the pool taken early. */
-		take_flushed(t, LUF_ALLOC_MAY_FLUSH);
+		/*
+		 * The free list (else the pool, taken early): what the threads'
+		 * own barriers covered, with no system call. A flush only if
+		 * that was nothing and the free list holds more than
+		 * LUF_PROC_KEEP batches; else the threads' next folds may cover
+		 * it, and an empty ready list flushes (refill_ready()). Flushing
+		 * here as soon as the ready list ran below half a batch cost
+		 * luf-ds 1.9 membarriers per 1000 updates at 2 threads and 50%
+		 * updates, 0.7 this way.
+		 */
+		if (!take_flushed(t, 0) && on_free_list(t) > (unsigned long)LUF_PROC_KEEP * batch)
+			take_flushed(t, LUF_ALLOC_MAY_FLUSH);
 	} else if (free >= batch) {
 		unsigned int gen = (unsigned int)luf_flush_snapshot(t->proc->l);
 

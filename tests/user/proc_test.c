@@ -80,22 +80,108 @@ static struct obj *new_obj(void)
 	return o;
 }
 
-/* A retired object comes back after one flush; a second reuse finds nothing. */
+/*
+ * Reader threads, each driven step by step: enter a section, leave it.
+ * Their handles are registered with @p, or with the fixture's domain.
+ * Idle (started, not stopped), a reader is a registered thread that has
+ * passed no barrier of its own: what it may hold needs a membarrier.
+ */
+struct reader {
+	struct luf_proc *p;
+	pthread_t thread;
+	struct luf_thread *t;
+	sem_t go, done;
+	int cmd; /* 1: lock, 2: unlock, 3: unregister and exit */
+	int err;
+	int tid;
+};
+
+/* Static: a failed check longjmps out of the test, the threads live on. */
+static struct reader readers[2];
+
+static void *reader_main(void *arg)
+{
+	struct reader *r = arg;
+
+	r->err = luf_thread_register(r->p ? r->p : proc, &r->t);
+	r->tid = (int)syscall(SYS_gettid);
+	sem_post(&r->done);
+	for (;;) {
+		sem_wait(&r->go);
+		if (r->cmd == 1)
+			luf_read_lock(r->t);
+		else if (r->cmd == 2)
+			luf_read_unlock(r->t);
+		else
+			break;
+		sem_post(&r->done);
+	}
+	r->err = luf_thread_unregister(r->t);
+	sem_post(&r->done);
+	return NULL;
+}
+
+/* Start @r on @r->p (NULL: the fixture's domain). */
+static void reader_start_on(struct reader *r)
+{
+	sem_init(&r->go, 0, 0);
+	sem_init(&r->done, 0, 0);
+	assert_int_equal(pthread_create(&r->thread, NULL, reader_main, r), 0);
+	sem_wait(&r->done);
+	assert_int_equal(r->err, 0);
+}
+
+static void reader_start(struct reader *r)
+{
+	r->p = NULL;
+	reader_start_on(r);
+}
+
+static void reader_do(struct reader *r, int cmd)
+{
+	r->cmd = cmd;
+	sem_post(&r->go);
+	sem_wait(&r->done);
+}
+
+static void reader_stop(struct reader *r)
+{
+	reader_do(r, 3);
+	pthread_join(r->thread, NULL);
+	assert_int_equal(r->err, 0);
+	sem_destroy(&r->go);
+	sem_destroy(&r->done);
+}
+
+/*
+ * A retired object comes back after one flush; a second reuse finds
+ * nothing. With another thread registered (an idle reader) the flush is a
+ * membarrier; with the retiring thread alone, its own barrier at the fold
+ * is the flush of its id, and no system call is made.
+ */
 static void retire_then_reuse(void **state)
 {
 	const struct luf_user *u = luf_proc_backend(proc);
-	unsigned long calls = luf_user_calls(u);
+	struct reader *r = &readers[0];
 	struct obj *o = new_obj();
 	struct luf_node *n;
+	unsigned long calls;
 
 	(void)state;
-	assert_int_equal(luf_retire(self, &o->node), 0);
-	assert_int_equal(luf_thread_held(self), 1);
-	assert_int_equal(luf_reuse(self, &n), 0);
-	assert_ptr_equal(n, &o->node);
-	assert_int_equal(luf_user_calls(u), calls + 1);
-	assert_int_equal(luf_thread_held(self), 0);
-	assert_int_equal(luf_reuse(self, &n), -EAGAIN);
+	for (int others = 1; others >= 0; others--) {
+		if (others)
+			reader_start(r);
+		calls = luf_user_calls(u);
+		assert_int_equal(luf_retire(self, &o->node), 0);
+		assert_int_equal(luf_thread_held(self), 1);
+		assert_int_equal(luf_reuse(self, &n), 0);
+		assert_ptr_equal(n, &o->node);
+		assert_int_equal(luf_user_calls(u), calls + (unsigned long)others);
+		assert_int_equal(luf_thread_held(self), 0);
+		assert_int_equal(luf_reuse(self, &n), -EAGAIN);
+		if (others)
+			reader_stop(r);
+	}
 	free(o);
 }
 
@@ -117,6 +203,8 @@ static void part_batch_waits_for_misses(void **state)
 	assert_int_equal(luf_thread_unregister(self), 0);
 	assert_int_equal(luf_proc_create(&p, &cfg), 0);
 	assert_int_equal(luf_thread_register(p, &t), 0);
+	readers[0].p = p;
+	reader_start_on(&readers[0]); /* registered, idle: each flush is a membarrier */
 	calls = luf_user_calls(luf_proc_backend(p));
 	assert_int_equal(luf_retire(t, &o->node), 0);
 	for (int i = 0; i < 4; i++)
@@ -133,6 +221,7 @@ static void part_batch_waits_for_misses(void **state)
 	for (int i = 0; i < 4; i++)
 		assert_int_equal(luf_reuse(t, &n), 0);
 	assert_int_equal(luf_user_calls(luf_proc_backend(p)), calls + 2);
+	reader_stop(&readers[0]);
 	assert_int_equal(luf_thread_unregister(t), 0);
 	assert_int_equal(luf_proc_destroy(p, NULL, NULL), 0);
 	assert_int_equal(luf_thread_register(proc, &self), 0);
@@ -145,11 +234,13 @@ static void part_batch_waits_for_misses(void **state)
 static void one_flush_per_batch(void **state)
 {
 	const struct luf_user *u = luf_proc_backend(proc);
-	unsigned long calls = luf_user_calls(u);
+	unsigned long calls;
 	struct obj *o[16];
 	struct luf_node *n;
 
 	(void)state;
+	reader_start(&readers[0]); /* registered, idle: the flush is a membarrier */
+	calls = luf_user_calls(u);
 	for (int i = 0; i < 16; i++) {
 		o[i] = new_obj();
 		assert_int_equal(luf_retire(self, &o[i]->node), 0);
@@ -157,6 +248,7 @@ static void one_flush_per_batch(void **state)
 	for (int i = 0; i < 16; i++)
 		assert_int_equal(luf_reuse(self, &n), 0);
 	assert_int_equal(luf_user_calls(u), calls + 1);
+	reader_stop(&readers[0]);
 	for (int i = 0; i < 16; i++)
 		free(o[i]);
 }
@@ -193,7 +285,7 @@ static void *retire_reuse_leave_4(void *arg)
  */
 static void batch_stamped_after_its_last_retirement(void **state)
 {
-	struct luf_proc_config cfg = {.max_threads = 2, .batch = 4};
+	struct luf_proc_config cfg = {.max_threads = 4, .batch = 4};
 	struct flusher f = {0};
 	struct obj *x[4];
 	struct luf_proc *p;
@@ -206,6 +298,8 @@ static void batch_stamped_after_its_last_retirement(void **state)
 	assert_int_equal(luf_thread_unregister(self), 0);
 	assert_int_equal(luf_proc_create(&p, &cfg), 0);
 	assert_int_equal(luf_thread_register(p, &t), 0);
+	readers[0].p = p;
+	reader_start_on(&readers[0]); /* registered, idle: only a membarrier covers it */
 	for (int i = 0; i < 4; i++) {
 		x[i] = new_obj();
 		f.o[i] = new_obj();
@@ -224,6 +318,7 @@ static void batch_stamped_after_its_last_retirement(void **state)
 		assert_int_equal(luf_reuse(t, &n), 0);
 		assert_int_equal(luf_user_calls(luf_proc_backend(p)), calls + 1);
 	}
+	reader_stop(&readers[0]);
 	assert_int_equal(luf_thread_unregister(t), 0);
 	assert_int_equal(luf_proc_destroy(p, NULL, NULL), 0);
 	assert_int_equal(luf_thread_register(proc, &self), 0);
@@ -300,6 +395,8 @@ static void synchronize_errors(void **state)
 	assert_int_equal(luf_thread_unregister(self), 0);
 	assert_int_equal(luf_proc_create(&p, &cfg), 0);
 	assert_int_equal(luf_thread_register(p, &t), 0);
+	readers[0].p = p;
+	reader_start_on(&readers[0]); /* registered, idle: the flush is a membarrier */
 	assert_int_equal(luf_retire(t, &o->node), 0);
 	__atomic_store_n(&fail_flushes, 1, __ATOMIC_RELAXED);
 	assert_fails(luf_synchronize(t), -EIO, "luf_synchronize", "failed");
@@ -308,6 +405,7 @@ static void synchronize_errors(void **state)
 	assert_int_equal(luf_synchronize(t), 0);
 	assert_int_equal(luf_reuse(t, &n), 0);
 	assert_ptr_equal(n, &o->node);
+	reader_stop(&readers[0]);
 	assert_int_equal(luf_thread_unregister(t), 0);
 	assert_int_equal(luf_proc_destroy(p, NULL, NULL), 0);
 	assert_int_equal(luf_thread_register(proc, &self), 0);
@@ -338,69 +436,6 @@ static void misuse(void **state)
 	assert_int_equal(luf_thread_unregister(self), -EBUSY);
 	luf_read_unlock(self);
 	free(o);
-}
-
-/*
- * Reader threads, each driven step by step: enter a section, leave it.
- * Their handles are registered with the domain under test.
- */
-struct reader {
-	pthread_t thread;
-	struct luf_thread *t;
-	sem_t go, done;
-	int cmd; /* 1: lock, 2: unlock, 3: unregister and exit */
-	int err;
-	int tid;
-};
-
-/* Static: a failed check longjmps out of the test, the threads live on. */
-static struct reader readers[2];
-
-static void *reader_main(void *arg)
-{
-	struct reader *r = arg;
-
-	r->err = luf_thread_register(proc, &r->t);
-	r->tid = (int)syscall(SYS_gettid);
-	sem_post(&r->done);
-	for (;;) {
-		sem_wait(&r->go);
-		if (r->cmd == 1)
-			luf_read_lock(r->t);
-		else if (r->cmd == 2)
-			luf_read_unlock(r->t);
-		else
-			break;
-		sem_post(&r->done);
-	}
-	r->err = luf_thread_unregister(r->t);
-	sem_post(&r->done);
-	return NULL;
-}
-
-static void reader_start(struct reader *r)
-{
-	sem_init(&r->go, 0, 0);
-	sem_init(&r->done, 0, 0);
-	assert_int_equal(pthread_create(&r->thread, NULL, reader_main, r), 0);
-	sem_wait(&r->done);
-	assert_int_equal(r->err, 0);
-}
-
-static void reader_do(struct reader *r, int cmd)
-{
-	r->cmd = cmd;
-	sem_post(&r->go);
-	sem_wait(&r->done);
-}
-
-static void reader_stop(struct reader *r)
-{
-	reader_do(r, 3);
-	pthread_join(r->thread, NULL);
-	assert_int_equal(r->err, 0);
-	sem_destroy(&r->go);
-	sem_destroy(&r->done);
 }
 
 /* Rule: an object is not handed back while a section open before its flush is. */
@@ -752,6 +787,32 @@ static void retirer_stop(struct retirer *r)
 static struct retirer retirers[1];
 
 /*
+ * A thread's fold is its own barrier (lib/user/proc.c): once every
+ * registered thread has folded a batch since another batch's stamp, that
+ * batch is reusable with no system call. Here the other thread folds
+ * after self's retirement; an idle registered reader would need a
+ * membarrier instead (one_flush_per_batch).
+ */
+static void others_folds_cover_a_batch(void **state)
+{
+	const struct luf_user *u = luf_proc_backend(proc);
+	struct retirer *r = &retirers[0];
+	struct obj *o = new_obj(), *theirs = new_obj();
+	struct luf_node *n;
+	unsigned long calls;
+
+	(void)state;
+	calls = luf_user_calls(u);
+	assert_int_equal(luf_retire(self, &o->node), 0);
+	retirer_start(r, &theirs, 1); /* registers, retires (a fold: batch 1), waits */
+	assert_int_equal(luf_reuse(self, &n), 0);
+	assert_ptr_equal(n, &o->node);
+	assert_int_equal(luf_user_calls(u), calls);
+	retirer_stop(r);
+	free(o);
+}
+
+/*
  * Rule: a thread that retires more than it reuses keeps 4 batches and
  * hands the rest to the pool, which another thread's luf_reuse() takes,
  * after one flush for all of them (they owe it: no flush ran since their
@@ -769,7 +830,8 @@ static void pool_hands_batches_to_allocators(void **state)
 	(void)state;
 	for (int i = 0; i < 10; i++)
 		o[i] = new_obj();
-	retirer_start(r, o, 10); /* batch 1: o[0..3] kept, o[4..9] pooled */
+	reader_start(&readers[0]); /* registered, idle: the pool's flush is a membarrier */
+	retirer_start(r, o, 10);   /* batch 1: o[0..3] kept, o[4..9] pooled */
 	assert_int_equal(luf_proc_pooled(proc), 6);
 	calls = luf_user_calls(u);
 	for (int i = 0; i < 6; i++) {
@@ -783,6 +845,7 @@ static void pool_hands_batches_to_allocators(void **state)
 	assert_int_equal(luf_user_calls(u), calls + 1);
 	assert_int_equal(luf_proc_pooled(proc), 0);
 	assert_int_equal(luf_reuse(self, &n), -EAGAIN);
+	reader_stop(&readers[0]);
 	retirer_stop(r);
 	while (luf_reuse(self, &n) == 0)
 		got++;
@@ -990,6 +1053,8 @@ static void failed_flush_keeps_objects(void **state)
 	assert_int_equal(luf_thread_unregister(self), 0);
 	assert_int_equal(luf_proc_create(&p, &cfg), 0);
 	assert_int_equal(luf_thread_register(p, &t), 0);
+	readers[0].p = p;
+	reader_start_on(&readers[0]); /* registered, idle: the flush is a membarrier */
 	assert_int_equal(luf_retire(t, &o->node), 0);
 	__atomic_store_n(&fail_flushes, 1, __ATOMIC_RELAXED);
 	assert_int_equal(luf_reuse(t, &n), -EIO);
@@ -998,6 +1063,7 @@ static void failed_flush_keeps_objects(void **state)
 	__atomic_store_n(&fail_flushes, 0, __ATOMIC_RELAXED);
 	assert_int_equal(luf_reuse(t, &n), 0);
 	assert_ptr_equal(n, &o->node);
+	reader_stop(&readers[0]);
 	assert_int_equal(luf_thread_unregister(t), 0);
 	assert_int_equal(luf_proc_destroy(p, NULL, NULL), 0);
 	assert_int_equal(luf_thread_register(proc, &self), 0);
@@ -1234,6 +1300,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test_setup_teardown(part_batch_waits_for_misses, setup, teardown),
 	    cmocka_unit_test_setup_teardown(batch_stamped_after_its_last_retirement, setup,
 					    teardown),
+	    cmocka_unit_test_setup_teardown(others_folds_cover_a_batch, setup, teardown),
 	    cmocka_unit_test_setup_teardown(misuse, setup, teardown),
 	    cmocka_unit_test_setup_teardown(synchronize_makes_retired_reusable, setup, teardown),
 	    cmocka_unit_test_setup_teardown(synchronize_errors, setup, teardown),

@@ -14,11 +14,13 @@
  *   luf_read_lock()/unlock() around every read of shared objects: one
  *                            release store each, no fence, no atomic RMW
  *   luf_retire()             an object readers can no longer reach: no
- *                            system call, no allocation, no shared write
+ *                            system call, no allocation; shared lines
+ *                            written once per batch, not per object
  *   luf_reuse()              an object retired earlier that no reader can
  *                            still be reading; flushes (one membarrier for
- *                            everything pending) only when no other flush
- *                            since the retirement already covered it
+ *                            everything pending) only for threads that
+ *                            passed no barrier since the retirement:
+ *                            another flush, or their own fold of a batch
  *   luf_synchronize()        the waiting form: returns once no reader can
  *                            still read what was unpublished before it
  *   luf_call()               the callback form: retires an object and runs
@@ -59,8 +61,13 @@
  * or -EAGAIN) until every section it saw open at that point has closed.
  * This is the store-buffering argument of <luf/luf_user.h>, and the reader
  * protocol of liburcu's membarrier flavour (urcu-memb); luf's part is to
- * defer the barrier to reuse and to skip it when another thread's barrier
- * since the retirement already covered it (docs/DESIGN.md section 6).
+ * defer the barrier to reuse and to skip it for every thread that passed
+ * one since the retirement: another thread's flush, or a full barrier of
+ * its own, which each thread passes when it folds a batch of retirements
+ * and counts as its flush, as a CPU's own full TLB flush counts in the
+ * LUF patches (docs/DESIGN.md section 6). A program whose threads all
+ * retire flushes rarely; one with readers that never retire flushes for
+ * them.
  *
  * Each retired object comes back through the thread that retired it,
  * or, after that thread unregisters, through any thread; and a thread
@@ -327,6 +334,9 @@ int luf_proc_destroy(struct luf_proc *p, void (*release)(struct luf_node *n, voi
  * read section closed. After fork(), only the forking thread is still
  * registered in the child (see the top of this header); a new thread of
  * the child may take the slot of a parent thread and reuse its objects.
+ * The id joins the set of every later retirement; a full fence then
+ * keeps the thread's first section after that (a retirement whose set
+ * missed the id was unpublished before the thread's first load).
  *
  * Return: 0 and *@out set; -EINVAL for NULL or a garbage @p; -EBUSY if
  * the thread is registered already (with @p or another domain);
@@ -341,7 +351,9 @@ int luf_thread_register(struct luf_proc *p, struct luf_thread **out);
  *
  * Folds the thread's open batch and hands every object it still holds to
  * the domain, from which any thread's luf_reuse() takes them, first
- * flushing what they still owe. Blocks: may flush (membarrier).
+ * flushing what they still owe. The thread then passes a last barrier of
+ * its own and leaves the set of later retirements: no flush waits for it
+ * again. Blocks: may flush (membarrier).
  *
  * Return: 0; -EINVAL for NULL, a garbage handle or one of another thread;
  * -EBUSY inside a read section; or the flush's error (the thread stays
@@ -503,15 +515,18 @@ static inline bool __luf_read_inside_at(const struct luf_thread *t, const char *
  *
  * Puts the object on the thread's open batch; every struct
  * luf_proc_config.batch retirements the batch is recorded as removed
- * read-only "translations" on every thread id registered so far (their
+ * read-only "translations" on every thread id registered now (their
  * flush may wait), folded into one pending set, and goes to the thread's
  * deferred free list as one entry. Call after the object was unpublished
  * (U1).
  *
  * Context: no system call, no allocation, no flush; one compare-and-swap
- * on @n (claiming it), writes the thread's own lines, and the key table
- * once per batch; a thread that holds 4 batches hands each further batch
- * to the domain's pool (under the domain's mutex, once per batch).
+ * on @n (claiming it) and writes to the thread's own lines. Once per
+ * batch: the key table, one atomic add on the ugen source, a full fence
+ * and the thread's done counter (its own barrier, which covers its id
+ * for every batch stamped before it); a thread that holds 4 batches
+ * hands each further batch to the domain's pool (under the domain's
+ * mutex).
  * Return: 0; -EINVAL for NULL or a handle that is not the calling
  * thread's registered one; -EBUSY if @n is retired already (a double
  * retirement, also when another thread retires it at the same time:
@@ -537,9 +552,10 @@ int luf_retire(struct luf_thread *t, struct luf_node *n);
  * the check has closed (a later call hands them out). While objects wait,
  * a call that hands one out may also start the next such wait: when the
  * free list has outgrown the ready list, or the ready list runs low, its
- * objects are flushed (if still owed) and checked, so that a reader
- * preempted inside its section does not leave the thread with nothing to
- * reuse. Source: the grace-period pipeline of RCU implementations
+ * objects that owe no flush any more are checked, and when none does and
+ * the free list holds more than 4 batches, they are flushed for and
+ * checked, so that a reader preempted inside its section does not leave
+ * the thread with nothing to reuse. Source: the grace-period pipeline of RCU implementations
  * (liburcu's call_rcu batches), with luf's deferred, skippable flush.
  * The caller's own open section counts like any other: called inside
  * one, it gets -EAGAIN for every object retired after that section
