@@ -8,7 +8,7 @@
  *
  * Usage: luf-ds [--scheme NAME|all] [--threads LIST] [--update-pct LIST]
  *               [--seconds S | --ops N] [--keys N] [--runs N] [--hold US]
- *               [--luf-max-threads N] [--data FILE] [--smoke]
+ *               [--luf-max-threads N] [--pc] [--data FILE] [--smoke]
  *   --scheme      luf, urcu-memb, ck-epoch, membarrier-per-retire or all
  *                 (default)
  *   --threads     worker threads, a comma-separated list (default 1,2)
@@ -25,10 +25,15 @@
  *                 (a check, not a benchmark: default 0)
  *   --luf-max-threads  struct luf_proc_config.max_threads (default 0:
  *                 luf's default, LUF_PROC_DEFAULT_THREADS)
+ *   --pc          producers and consumers: an update of an even-numbered
+ *                 thread only inserts, of an odd-numbered one only deletes
+ *                 (ds.h); the updates column says "p/c", and mallocs
+ *                 are counted per 1000 inserts
  *   --data        also write one line per row, for charts
- *   --smoke       a check for ctest: every scheme, 1 and 2 threads, 50%
- *                 updates, 256 keys, 50 ms each, --hold 100, 1 run; fails
- *                 unless every scheme ran and no canary was bad
+ *   --smoke       a check for ctest: every scheme, 1 and 2 threads (2 and
+ *                 4 with --pc), 50% updates, 256 keys, 50 ms each,
+ *                 --hold 100, 1 run; fails unless every scheme ran and no
+ *                 canary was bad
  * Output: a markdown table. Exit status: 0; 1 a canary violation, a scheme
  * that did not run or an error; 2 usage.
  */
@@ -48,6 +53,7 @@
 #define MAX_RUNS 15
 
 unsigned int ds_threads, ds_update_pct, ds_hold_us;
+int ds_pc;
 unsigned long ds_keys = 4096, ds_quota;
 atomic_int ds_stop;
 struct ds_bucket *ds_map;
@@ -140,7 +146,8 @@ static struct result run_one(const struct ds_scheme *s, unsigned int T, unsigned
 {
 	static struct ds_thr thr[DS_MAX_THREADS];
 	pthread_t th[DS_MAX_THREADS];
-	unsigned long mb0, fx0, mb, fx, ops = 0, reads = 0, updates = 0, mallocs = 0, peak = 0;
+	unsigned long mb0, fx0, mb, fx, ops = 0, reads = 0, updates = 0, inserts = 0, mallocs = 0;
+	unsigned long peak = 0;
 	struct result r = {0};
 	double t0, cpu0, cpu, end = 0;
 
@@ -211,6 +218,7 @@ static struct result run_one(const struct ds_scheme *s, unsigned int T, unsigned
 		ops += t->ops;
 		reads += t->reads;
 		updates += t->updates;
+		inserts += t->inserts;
 		mallocs += t->mallocs;
 		r.violations += (double)t->violations;
 		if (t->peak_held > peak)
@@ -226,6 +234,8 @@ static struct result run_one(const struct ds_scheme *s, unsigned int T, unsigned
 	r.peak_kib = (double)peak * sizeof(struct ds_node) / 1024.0;
 	r.mb = 1000.0 * (double)mb / (double)(updates ? updates : 1);
 	r.futex = 1000.0 * (double)fx / (double)(updates ? updates : 1);
+	if (ds_pc) /* per insert: a consumer's updates allocate nothing */
+		updates = inserts;
 	r.mallocs = 1000.0 * (double)mallocs / (double)(updates ? updates : 1);
 	for (unsigned int b = 0; b < DS_BUCKETS; b++) {
 		struct ds_node *n = atomic_load(&ds_map[b].head);
@@ -298,6 +308,10 @@ static int parse(int argc, char **argv)
 			opt.smoke = 1;
 			continue;
 		}
+		if (!strcmp(a, "--pc")) {
+			ds_pc = 1;
+			continue;
+		}
 		if (!v)
 			return -1;
 		i++;
@@ -327,7 +341,7 @@ static int parse(int argc, char **argv)
 			return -1;
 	}
 	if (opt.smoke) {
-		opt.threads[0] = 1, opt.threads[1] = 2, opt.nthreads = 2;
+		opt.threads[0] = ds_pc ? 2 : 1, opt.threads[1] = ds_pc ? 4 : 2, opt.nthreads = 2;
 		opt.pct[0] = 50, opt.npct = 1;
 		opt.seconds = 0.05, opt.ops = 0, opt.runs = 1;
 		ds_keys = 256, ds_hold_us = 100;
@@ -359,7 +373,8 @@ int main(int argc, char **argv)
 		fprintf(stderr,
 			"usage: luf-ds [--scheme luf|urcu-memb|ck-epoch|membarrier-per-retire|all] "
 			"[--threads 1,2] [--update-pct 1,10,50] [--seconds S | --ops N] [--keys N] "
-			"[--runs N] [--hold US] [--luf-max-threads N] [--data FILE] [--smoke]\n");
+			"[--runs N] [--hold US] [--luf-max-threads N] [--pc] [--data FILE] "
+			"[--smoke]\n");
 		return 2;
 	}
 	for (unsigned int k = 0; k < opt.runs; k++)
@@ -402,13 +417,14 @@ int main(int argc, char **argv)
 	if (opt.data && !(data = fopen(opt.data, "w")))
 		perror(opt.data), bad = 1;
 	printf("<!-- luf-ds --seconds %g --ops %lu --keys %lu --runs %u --hold %u "
-	       "--luf-max-threads %u%s -->\n",
+	       "--luf-max-threads %u%s%s -->\n",
 	       opt.seconds, opt.ops, ds_keys, opt.runs, ds_hold_us, ds_luf_max_threads,
-	       opt.smoke ? " --smoke (a check, not a benchmark)" : "");
+	       ds_pc ? " --pc" : "", opt.smoke ? " --smoke (a check, not a benchmark)" : "");
 	printf("| threads | updates | scheme | ops/s | ops per CPU-second | reads/s | peak held in "
 	       "deferred lists: "
 	       "objects | (KiB) | membarriers / 1000 updates | futex / 1000 updates | malloc / "
-	       "1000 updates | luf ops/s ÷ this | violations |\n");
+	       "1000 %s | luf ops/s ÷ this | violations |\n",
+	       ds_pc ? "inserts" : "updates");
 	printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
 	for (unsigned int ti = 0; ti < opt.nthreads; ti++)
 		for (unsigned int pi = 0; pi < opt.npct; pi++)
@@ -423,8 +439,8 @@ int main(int argc, char **argv)
 						schemes[s]->name);
 					bad = 1;
 				}
-				printf("| %u | %u%% | %s |", opt.threads[ti], opt.pct[pi],
-				       schemes[s]->name);
+				printf("| %u | %u%%%s | %s |", opt.threads[ti], opt.pct[pi],
+				       ds_pc ? " p/c" : "", schemes[s]->name);
 				cell(m[M_OPS], opt.runs, "%.0f", 1);
 				cell(m[M_CPU], opt.runs, "%.0f", 1);
 				cell(m[M_READS], opt.runs, "%.0f", 0);

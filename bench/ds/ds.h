@@ -93,6 +93,13 @@ extern unsigned long ds_keys, ds_quota; /* ds_quota: ops per thread, 0: until ds
 extern atomic_int ds_stop;
 extern struct ds_bucket *ds_map;
 extern unsigned int ds_luf_max_threads; /* --luf-max-threads (ds_luf.c) */
+/*
+ * --pc: producers and consumers. An update of an even-numbered thread
+ * only inserts (an absent key of its bucket), of an odd-numbered one only
+ * deletes (its bucket's first node): what one thread retires, another
+ * allocates (cross-thread frees).
+ */
+extern int ds_pc;
 
 /* A fresh node from malloc() (zeroed entry); counts it in @t. */
 struct ds_node *ds_node_new(struct ds_thr *t);

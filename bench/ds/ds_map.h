@@ -65,7 +65,38 @@ static inline void ds_lookup(struct ds_thr *t, unsigned long key)
 	t->reads++;
 }
 
-/* An update: delete @key if present, else insert it. */
+/* Is @key on @bk's chain? Under @bk's lock. */
+static inline bool ds_present(struct ds_bucket *bk, unsigned long key)
+{
+	for (struct ds_node *n = atomic_load_explicit(&bk->head, memory_order_relaxed); n;
+	     n = atomic_load_explicit(&n->next, memory_order_relaxed))
+		if (atomic_load_explicit(&n->key, memory_order_relaxed) == key)
+			return true;
+	return false;
+}
+
+/*
+ * --pc (ds.h): the key @t's update toggles in @key's bucket, under its
+ * lock. A producer (even id): the first absent key of the bucket from
+ * @key on; a consumer (odd id): the bucket's first node's. ~0ul: none
+ * (the bucket is full, or empty).
+ */
+static inline unsigned long ds_pc_key(const struct ds_thr *t, struct ds_bucket *bk,
+				      unsigned long key)
+{
+	struct ds_node *head = atomic_load_explicit(&bk->head, memory_order_relaxed);
+
+	if (t->id % 2)
+		return head ? atomic_load_explicit(&head->key, memory_order_relaxed) : ~0ul;
+	for (unsigned long i = 0, k = key; i < ds_keys; i += DS_BUCKETS) {
+		if (!ds_present(bk, k))
+			return k;
+		k = k + DS_BUCKETS < ds_keys ? k + DS_BUCKETS : key & (DS_BUCKETS - 1);
+	}
+	return ~0ul;
+}
+
+/* An update: delete @key if present, else insert it (--pc: ds_pc_key()'s key). */
 static inline void ds_update(struct ds_thr *t, unsigned long key)
 {
 	struct ds_bucket *bk = &ds_map[key & (DS_BUCKETS - 1)];
@@ -74,6 +105,11 @@ static inline void ds_update(struct ds_thr *t, unsigned long key)
 	unsigned long h;
 
 	pthread_mutex_lock(&bk->lock);
+	if (ds_pc && (key = ds_pc_key(t, bk, key)) == ~0ul) {
+		pthread_mutex_unlock(&bk->lock);
+		t->updates++; /* tried: nothing to insert or delete here */
+		return;
+	}
 	for (n = atomic_load_explicit(link, memory_order_relaxed); n;
 	     link = &n->next, n = atomic_load_explicit(link, memory_order_relaxed))
 		if (atomic_load_explicit(&n->key, memory_order_relaxed) == key)
