@@ -6,7 +6,8 @@
  * struct luf_freelist of retired objects and a reader line.
  *
  * A retirement puts the object on the thread's open batch; a full batch
- * is one luf_unmap() of a read-only "translation" on every id (its stamp
+ * is one luf_unmap() of a read-only "translation" on every id registered
+ * now (its stamp
  * read after every retirement of the batch, so after each one's unpublish:
  * the stamp of the last one, or later, which a flush must reach), folded
  * into one key (luf_pcpu_fold()) and freed under it (luf_free()) as one
@@ -27,11 +28,13 @@
  * thread nothing: its later loads see every unpublish before those stamps
  * (the store-buffering pattern of <luf/ugen.h>, with the add in the
  * flusher's place), and a section it opened earlier is visible to the
- * reader check of whoever reads that done counter. So a batch whose every
- * thread has folded since its stamp is reusable with no system call; a
- * membarrier is sent only for the threads that have not (readers that
- * never retire, threads that sleep). A thread that unregisters passes the
- * same barrier last and leaves the set of later retirements.
+ * reader check of whoever reads that done counter. A thread passes such
+ * a barrier at each fold and before a flush it may owe (take_flushed()).
+ * So a batch whose every thread of its set has passed one since its
+ * stamp is reusable with no system call; a membarrier is sent only for
+ * the threads that have not (readers that never retire, threads that
+ * sleep). A thread that unregisters leaves the set of later retirements
+ * and passes the same barrier last.
  *
  * The snapshot is taken when the first object of a waiting batch is
  * found, which is after that object's flush; objects found while a
@@ -599,18 +602,18 @@ static void own_barrier(struct luf_proc *p, unsigned int id)
 static int close_open(struct luf_thread *t, unsigned short *key)
 {
 	/*
-	 * The set: the ids registered now (@p->all), not every id of
-	 * max_threads. A thread that unregistered passed its last barrier
-	 * then (own_barrier()), so it holds nothing stamped after it. A
-	 * thread that registers after the stamp loads only after its
-	 * registration (the domain's mutex), so after every unpublish before
-	 * the stamp; its sections are seen by the reader scan up to @p->hi,
-	 * read after the flush. The calling thread's own id is in the set
-	 * (its registration set it, earlier on this thread), so it is never
-	 * empty. With the default 64 ids and 2 threads registered, each
-	 * flush raised and summed 64 counters (about 4,700 instructions and
-	 * 128 atomic operations); now 2. After the fold, the thread's own
-	 * barrier marks its id done (own_barrier()).
+	 * The set: the ids registered now (@p->all, read after the stamp's
+	 * fence), not every id of max_threads. A thread that unregistered
+	 * passed its last barrier then (own_barrier()), so it holds nothing
+	 * stamped after it. A thread whose id this read misses set it and
+	 * then passed a full fence (luf_thread_register()) before its first
+	 * load: store buffering against the stamp's fence, so that load sees
+	 * every unpublish of the batch. The calling thread's own id is in
+	 * the set (its registration set it, earlier on this thread), so it
+	 * is never empty. With the default 64 ids and 2 threads registered,
+	 * each flush raised and summed 64 counters (about 4,700 instructions
+	 * and 128 atomic operations); now 2. After the fold, the thread's
+	 * own barrier marks its id done (own_barrier()).
 	 */
 #if defined(LUF_MUTANT_PROC_STAMP_AT_FIRST)
 	/* Mutant: stamped at the batch's first retirement (retire()), not now. */
@@ -978,6 +981,7 @@ int luf_thread_unregister(struct luf_thread *t)
 		return proc_fail(-EBUSY, __func__, "the thread is inside a read section");
 	p = t->proc;
 	run_calls(t);
+	own_barrier(p, t->id); /* its own id owes nothing: drain flushes for the others only */
 	ret = fold_open(t);
 	if (!ret)
 		ret = drain(t, &list);
@@ -994,12 +998,15 @@ int luf_thread_unregister(struct luf_thread *t)
 	t->calls_inflight = 0;
 	__atomic_store_n(&p->nr_orphans, p->orphans.nr, __ATOMIC_RELAXED);
 	/*
-	 * It reads nothing from here on: its last barrier covers every batch
-	 * stamped so far, and later ones leave it out (a flush need not wait
-	 * for a thread that is gone).
+	 * It reads nothing from here on: it leaves the set of later
+	 * retirements, then its last barrier covers every batch stamped
+	 * before that (a fold whose read of the set, after its stamp's
+	 * fence, still saw the id stamped before this fence), so no flush
+	 * waits for a thread that is gone.
 	 */
-	own_barrier(p, t->id);
 	luf_cpumask_clear_cpu(p->all, p->max_threads, t->id);
+	__luf_smp_mb();
+	own_barrier(p, t->id);
 	t->state = LUF_THREAD_FREE;
 	p->nr_registered--;
 	pthread_mutex_unlock(&p->lock);
@@ -1457,8 +1464,10 @@ int luf_reuse(struct luf_thread *t, struct luf_node **out)
 		 * The free list (else the pool, taken early): what the threads'
 		 * own barriers covered, with no system call. A flush only if
 		 * that was nothing and the free list holds more than
-		 * LUF_PROC_KEEP batches; else the threads' next folds may cover
-		 * it, and an empty ready list flushes (refill_ready()). Flushing
+		 * LUF_PROC_KEEP batches (rare: a thread hands further batches
+		 * to the pool; pool batches and luf_call() batches can get it
+		 * there); else the threads' next folds may cover it, and an
+		 * empty ready list flushes (refill_ready()). Flushing
 		 * here as soon as the ready list ran below half a batch cost
 		 * luf-ds 1.9 membarriers per 1000 updates at 2 threads and 50%
 		 * updates, 0.7 this way.

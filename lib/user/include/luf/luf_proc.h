@@ -522,9 +522,10 @@ static inline bool __luf_read_inside_at(const struct luf_thread *t, const char *
  *
  * Context: no system call, no allocation, no flush; one compare-and-swap
  * on @n (claiming it) and writes to the thread's own lines. Once per
- * batch: the key table, one atomic add on the ugen source, a full fence
- * and the thread's done counter (its own barrier, which covers its id
- * for every batch stamped before it); a thread that holds 4 batches
+ * batch: two full fences (the stamp's, its own barrier's), the key
+ * table, one atomic add on the ugen source and the thread's done counter
+ * (its own barrier, which covers its id for every batch stamped before
+ * it); a thread that holds 4 batches
  * hands each further batch to the domain's pool (under the domain's
  * mutex).
  * Return: 0; -EINVAL for NULL or a handle that is not the calling
@@ -552,10 +553,10 @@ int luf_retire(struct luf_thread *t, struct luf_node *n);
  * the check has closed (a later call hands them out). While objects wait,
  * a call that hands one out may also start the next such wait: when the
  * free list has outgrown the ready list, or the ready list runs low, its
- * objects that owe no flush any more are checked, and when none does and
- * the free list holds more than 4 batches, they are flushed for and
- * checked, so that a reader preempted inside its section does not leave
- * the thread with nothing to reuse. Source: the grace-period pipeline of RCU implementations
+ * objects that owe no flush any more are checked (others wait for the
+ * threads' next barriers, or for the flush of a call that finds the ready
+ * list empty), so that a reader preempted inside its section does not
+ * leave the thread with nothing to reuse. Source: the grace-period pipeline of RCU implementations
  * (liburcu's call_rcu batches), with luf's deferred, skippable flush.
  * The caller's own open section counts like any other: called inside
  * one, it gets -EAGAIN for every object retired after that section
