@@ -41,6 +41,11 @@ LUF_BEGIN_DECLS
  * @what: the failed check, e.g. "@l is NULL"
  * @arg: the argument given to luf_set_error_hook()
  *
+ * "Set-up failure" is every failure a call names with a message: bad
+ * arguments and states, and refusals of the high-level API such as
+ * -EDEADLK (luf_synchronize() inside a read section) or -EUSERS (a
+ * domain full of threads); -EAGAIN from luf_reuse() (nothing reusable
+ * yet) is not a failure and is neither recorded nor reported.
  * Called on the failing thread, after luf_last_error() was updated and
  * before the failing call returns; @fn and @what are valid for the call
  * only (copy them to keep them). It may call luf_last_error(); a set-up failure inside the hook is recorded

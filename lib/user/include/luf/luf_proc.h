@@ -124,8 +124,12 @@
  * luf_retire(), luf_reuse() or luf_thread_unregister(), between two of its
  * list updates, at the instant of the fork leaves its slot half-updated
  * in the child. A fork() while the other threads are anywhere else
- * (reading, or outside luf) is covered. A child that calls exec() at once
- * needs none of this.
+ * (reading, or outside luf) is covered. A program that forks while other
+ * threads retire or reuse can keep them out of those calls at the fork:
+ * a pthread_rwlock_t held for reading around each luf_retire(),
+ * luf_reuse() and luf_thread_unregister() call and for writing around
+ * fork() (reinitialised in the child). A child that calls exec() at
+ * once needs none of this.
  *
  * Misuse of a read section is not checked in a release build, where
  * luf_read_lock() and luf_read_unlock() are one store each: a NULL handle
@@ -633,7 +637,8 @@ int luf_synchronize(struct luf_thread *t);
  * luf_reuse() and luf_synchronize() on its thread's handle, not
  * luf_thread_unregister() nor luf_proc_destroy(); it runs inside the luf
  * call that ran it, so it must not take a lock the caller of that call
- * holds.
+ * holds, and if that call was made inside a read section, so is the
+ * callback: luf_synchronize() there returns -EDEADLK.
  *
  * Context: like luf_retire(), and may then flush (one membarrier(2) once
  * a batch of objects is on the thread's deferred free list) and run due
