@@ -7,10 +7,9 @@
  *
  * A retirement puts the object on the thread's open batch; a full batch
  * is one luf_unmap() of a read-only "translation" on every id registered
- * now (its stamp
- * read after every retirement of the batch, so after each one's unpublish:
- * the stamp of the last one, or later, which a flush must reach), folded
- * into one key (luf_pcpu_fold()) and freed under it (luf_free()) as one
+ * now (its stamp read after every retirement of the batch, so after each
+ * one's unpublish: the stamp of the last one, or later, which a flush must
+ * reach), folded into one key (luf_pcpu_fold()) and freed under it (luf_free()) as one
  * folio: the first node's, the batch's other nodes linked behind it (a
  * batch is one entry of the free list, so a fold and a reuse cost one
  * luf_free() and one luf_alloc() per batch, not per object). A reuse is
@@ -573,18 +572,14 @@ free:
  */
 static void own_barrier(struct luf_proc *p, unsigned int id)
 {
-#if defined(LUF_MUTANT_PROC_BARRIER_MARKS_ALL)
-	/* Mutant: a thread's barrier marks every id done, as if each had passed one. */
-	unsigned long g = luf_local_flush_begin(p->l);
-
-	__luf_smp_mb();
-	(void)id;
-	for (unsigned int i = 0; i < p->max_threads; i++)
-		luf_local_flush_end(p->l, i, g);
-#else
 	unsigned long g = luf_local_flush_begin(p->l); /* a new ugen, never 0 */
 
 	__luf_smp_mb(); /* the barrier: after the add (above), before the mark */
+#if defined(LUF_MUTANT_PROC_BARRIER_MARKS_ALL)
+	/* Mutant: a thread's barrier marks every id done, as if each had passed one. */
+	for (id = 0; id < p->max_threads; id++)
+		luf_local_flush_end(p->l, id, g);
+#else
 	luf_local_flush_end(p->l, id, g);
 #endif
 }

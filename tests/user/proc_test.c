@@ -253,24 +253,36 @@ static void one_flush_per_batch(void **state)
 		free(o[i]);
 }
 
-/* Another thread of @p: retires its 4 objects, reuses them (one flush), leaves. */
+/*
+ * Another thread of @p (NULL: the fixture's domain): registers, retires
+ * its @n objects, reuses them (a flush if still owed), unregisters; @err
+ * is the first error.
+ */
 struct flusher {
 	struct luf_proc *p;
-	struct obj *o[4];
+	struct obj **o;
+	int n;
 	int err;
 };
 
-static void *retire_reuse_leave_4(void *arg)
+static void *retire_reuse_leave(void *arg)
 {
 	struct flusher *f = arg;
 	struct luf_thread *t;
 	struct luf_node *n;
 
-	f->err = luf_thread_register(f->p, &t);
-	for (int i = 0; !f->err && i < 4; i++)
+	f->err = luf_thread_register(f->p ? f->p : proc, &t);
+	for (int i = 0; !f->err && i < f->n; i++)
 		f->err = luf_retire(t, &f->o[i]->node);
-	for (int i = 0; !f->err && i < 4; i++)
+	for (int i = 0; !f->err && i < f->n; i++) {
+		int mine = 0;
+
 		f->err = luf_reuse(t, &n);
+		for (int j = 0; !f->err && j < f->n; j++)
+			mine |= n == &f->o[j]->node;
+		if (!f->err && !mine)
+			f->err = -EPROTO; /* not one of its own objects */
+	}
 	if (!f->err)
 		f->err = luf_thread_unregister(t);
 	return NULL;
@@ -286,8 +298,8 @@ static void *retire_reuse_leave_4(void *arg)
 static void batch_stamped_after_its_last_retirement(void **state)
 {
 	struct luf_proc_config cfg = {.max_threads = 4, .batch = 4};
-	struct flusher f = {0};
-	struct obj *x[4];
+	struct obj *x[4], *theirs[4];
+	struct flusher f = {.o = theirs, .n = 4};
 	struct luf_proc *p;
 	struct luf_thread *t;
 	struct luf_node *n;
@@ -302,12 +314,12 @@ static void batch_stamped_after_its_last_retirement(void **state)
 	reader_start_on(&readers[0]); /* registered, idle: only a membarrier covers it */
 	for (int i = 0; i < 4; i++) {
 		x[i] = new_obj();
-		f.o[i] = new_obj();
+		theirs[i] = new_obj();
 	}
 	assert_int_equal(luf_retire(t, &x[0]->node), 0);
 	f.p = p;
 	calls = luf_user_calls(luf_proc_backend(p));
-	assert_int_equal(pthread_create(&thread, NULL, retire_reuse_leave_4, &f), 0);
+	assert_int_equal(pthread_create(&thread, NULL, retire_reuse_leave, &f), 0);
 	assert_int_equal(pthread_join(thread, NULL), 0);
 	assert_int_equal(f.err, 0);
 	assert_int_equal(luf_user_calls(luf_proc_backend(p)), calls + 1); /* its flush */
@@ -324,7 +336,7 @@ static void batch_stamped_after_its_last_retirement(void **state)
 	assert_int_equal(luf_thread_register(proc, &self), 0);
 	for (int i = 0; i < 4; i++) {
 		free(x[i]);
-		free(f.o[i]);
+		free(theirs[i]);
 	}
 }
 
@@ -1075,30 +1087,20 @@ static void failed_flush_keeps_objects(void **state)
  * covered only the head of the thread's pend list (a refill then releases
  * that head alone): nothing may stay behind in the slot.
  */
-static void *retire_reuse_leave(void *arg)
-{
-	struct obj *x = arg;
-	struct luf_thread *t;
-	struct luf_node *n;
-
-	if (luf_thread_register(proc, &t) || luf_retire(t, &x->node) || luf_reuse(t, &n) ||
-	    n != &x->node)
-		return (void *)1; /* its reuse flushed: every id is done up to here */
-	return luf_thread_unregister(t) ? (void *)2 : NULL;
-}
 
 static void unregister_drains_a_done_head(void **state)
 {
 	struct obj *o1 = new_obj(), *o2 = new_obj(), *x = new_obj();
+	struct flusher f = {.o = &x, .n = 1};
 	struct luf_node *n;
 	pthread_t th;
-	void *ret;
 
 	(void)state;
 	assert_int_equal(luf_retire(self, &o1->node), 0); /* pend, key 1 */
-	assert_int_equal(pthread_create(&th, NULL, retire_reuse_leave, x), 0);
-	pthread_join(th, &ret);
-	assert_null(ret);
+	/* Its reuse flushed: every id is done up to here. */
+	assert_int_equal(pthread_create(&th, NULL, retire_reuse_leave, &f), 0);
+	pthread_join(th, NULL);
+	assert_int_equal(f.err, 0);
 	assert_int_equal(luf_retire(self, &o2->node), 0); /* pend, key 2: not done */
 	assert_int_equal(luf_thread_unregister(self), 0);
 	/* The slot is empty: both went to the domain, and come back from it. */
