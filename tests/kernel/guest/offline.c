@@ -48,7 +48,13 @@
  * this process) then writes MemFree plus half the mapping of anonymous
  * memory: there is no swap, so reclaim parks the folios it needs, and
  * only a drain of the park (direct reclaim's, or the allocator's before
- * the OOM killer) gives them to it.
+ * the OOM killer) gives them to it. Unless the reader's CPU runs another
+ * task meanwhile (a kworker: vmstat's, lru_add_drain_all()'s): back on the
+ * reader it flushes, which makes the whole park done, and the park goes
+ * back without a drain. vm.stat_interval is raised first and the reader's
+ * context switches are counted over the child's run; an attempt in which
+ * the reader was switched out and nothing was drained tested nothing, and
+ * the mapping is faulted again for another attempt (at most OOM_ATTEMPTS).
  *
  * Usage: offline [--dev /dev/vda] [--limit SECONDS] [--pages N] [--idle]
  *                [--pageout MIB [--park N]] [--oom MIB] [--hog KB]
@@ -62,9 +68,10 @@
  * it), 1 not, 2 set-up failure. With --oom: oom_mib, free_kb (before the
  * child), hog_kb, hog (exitN, or signalN: signal9 is the OOM killer),
  * parked_max_kb (the largest LufParked sample from just before the child
- * started until it ended), drains
- * (nr_luf_drain over it); exit 0 if the child got its memory and a drain
- * was needed for it (else nothing was tested), 1 if not.
+ * started until it ended), drains (nr_luf_drain over it), reader_switches
+ * (the reader's context switches over it) and attempts, all of the last
+ * attempt; exit 0 if the child got its memory and a drain was needed for it
+ * (else nothing was tested), 1 if not.
  */
 #include "common.h"
 
@@ -74,6 +81,7 @@
 #include <spawn.h>
 #include <stdatomic.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 
 #define MAP_BYTES (2UL << 20)
@@ -187,11 +195,14 @@ static long read_long(const char *path)
 	return n > 0 ? strtol(buf, NULL, 10) : -1;
 }
 
-static atomic_int swept, stop;
+static atomic_int sweeps, swept, stop;
 static pthread_t sweeper;
-static atomic_long parked_max, samples;
+static atomic_long parked_max, samples, sweeper_tid;
 
-/* --pageout's reader: one sweep that faults every page, then a spin. */
+/*
+ * --pageout's and --oom's reader: a sweep that faults every page each time
+ * sweeps moves, else a spin that touches no page and makes no system call.
+ */
 static void *sweeper_main(void *arg)
 {
 	unsigned long i, sum = 0;
@@ -199,12 +210,48 @@ static void *sweeper_main(void *arg)
 	(void)arg;
 	if (pin_to_cpu(nr_cpus() - 1))
 		die("pin sweeper");
-	for (i = 0; i <= (unsigned long)npages; i++)
-		sum += map[i * PAGE_SIZE];
-	atomic_store(&swept, 1);
-	while (!atomic_load(&stop))
-		;
+	atomic_store(&sweeper_tid, syscall(SYS_gettid));
+	while (!atomic_load(&stop)) {
+		int want = atomic_load(&sweeps);
+
+		if (want == atomic_load(&swept))
+			continue;
+		for (i = 0; i <= (unsigned long)npages; i++)
+			sum += map[i * PAGE_SIZE];
+		atomic_store(&swept, want);
+	}
 	return (void *)sum;
+}
+
+/* Have the sweeper fault the whole mapping again; returns once it has. */
+static void sweep(void)
+{
+	int want = atomic_fetch_add(&sweeps, 1) + 1;
+
+	while (atomic_load(&swept) != want)
+		usleep(10000);
+}
+
+/* The sweeper's context switches (voluntary and not) so far, or -1. */
+static long sweeper_switches(void)
+{
+	char path[64], line[128];
+	long n, sum = 0;
+	int found = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%ld/status", atomic_load(&sweeper_tid));
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "voluntary_ctxt_switches: %ld", &n) == 1 ||
+		    sscanf(line, "nonvoluntary_ctxt_switches: %ld", &n) == 1) {
+			sum += n;
+			found++;
+		}
+	fclose(f);
+	return found == 2 ? sum : -1;
 }
 
 static void *sampler_main(void *arg)
@@ -237,13 +284,28 @@ static size_t resident_pages(size_t bytes)
 }
 
 /*
+ * 0 if nine tenths of the first @bytes of map are resident, else 2 (said
+ * why): reclaim would not take what the caller claims.
+ */
+static int mapping_resident(size_t bytes)
+{
+	size_t resident = resident_pages(bytes);
+
+	if (resident >= bytes / PAGE_SIZE / 10 * 9)
+		return 0;
+	fprintf(stderr, "%s: only %zu of %zu pages resident: give the guest more memory\n", prog,
+		resident, bytes / PAGE_SIZE);
+	return 2;
+}
+
+/*
  * --pageout and --oom: pinned to CPU 0, @mib MiB of the device mapped and
  * faulted by the sweeper on the last CPU, which then spins; 0, or 2 (said
  * why) if the device is too small or the mapping not resident.
  */
 static int map_swept(long mib, const char *opt)
 {
-	size_t bytes = (size_t)mib << 20, resident;
+	size_t bytes = (size_t)mib << 20;
 	int fd;
 
 	if (nr_cpus() < 3) {
@@ -265,16 +327,8 @@ static int map_swept(long mib, const char *opt)
 	npages = (long)(bytes / PAGE_SIZE) - 1;
 	if (pthread_create(&sweeper, NULL, sweeper_main, NULL))
 		die("sweeper");
-	while (!atomic_load(&swept))
-		usleep(10000);
-	/* All of it resident, or reclaim does not take what the caller claims. */
-	resident = resident_pages(bytes);
-	if (resident < bytes / PAGE_SIZE / 10 * 9) {
-		fprintf(stderr, "%s: only %zu of %zu pages resident: give the guest more memory\n",
-			prog, resident, bytes / PAGE_SIZE);
-		return 2;
-	}
-	return 0;
+	sweep();
+	return mapping_resident(bytes);
 }
 
 /* --pageout MIB: one MADV_PAGEOUT of MIB of page cache against the park's bound. */
@@ -357,68 +411,139 @@ static int hog(void)
 	return 0;
 }
 
+#define OOM_ATTEMPTS 3
+
 /*
- * --oom MIB: MIB of page cache mapped, its translations held by the reader,
- * then an allocation that needs half of it.
+ * Wait (at most 10 s) until the reader has not been switched out for 2 s:
+ * the per-CPU work its sweep left (vmstat's) has run.
  */
-static int oom(void)
+static void reader_quiet(void)
+{
+	long last = sweeper_switches();
+	int quiet = 0, waited;
+
+	for (waited = 0; waited < 100 && quiet < 20; waited++) {
+		long now;
+
+		usleep(100000);
+		now = sweeper_switches();
+		quiet = now == last ? quiet + 1 : 0;
+		last = now;
+	}
+}
+
+/* One --oom attempt's outcome. */
+struct oom_try {
+	long free_kb, need_kb, max_kb, drains, switches;
+	int status;
+};
+
+/*
+ * One attempt: the (resident) mapping unreferenced, then the child that
+ * needs half of it; 0, or 2 (said why) on a set-up failure.
+ */
+static int oom_try(struct oom_try *t)
 {
 	extern char **environ;
 	size_t bytes = (size_t)oom_mib << 20;
-	long free_kb, need_kb, max_kb, drains;
 	char num[32], *args[] = {"offline", "--hog", num, NULL};
-	pthread_t st;
 	pid_t pid;
-	int status, err, ret = map_swept(oom_mib, "--oom");
+	int err;
 
-	if (ret)
-		return ret;
-	drains = vmstat_sum("nr_luf_drain");
-	if (meminfo_kb("LufParked") < 0 || drains < 0) {
-		fprintf(stderr, "%s: no LufParked or nr_luf_drain (not a luf kernel)\n", prog);
+	put_path("/proc/self/clear_refs", "1");
+	t->drains = vmstat_sum("nr_luf_drain");
+	t->switches = sweeper_switches();
+	if (t->drains < 0 || t->switches < 0) {
+		fprintf(stderr, "%s: no nr_luf_drain, or no reader's status\n", prog);
 		return 2;
 	}
-	/* Room for all of it in the park; unreferenced, so that reclaim takes it. */
-	snprintf(num, sizeof(num), "%zu", 2 * bytes / PAGE_SIZE);
-	put_path("/proc/sys/vm/luf_park_pages", num);
-	put_path("/proc/self/clear_refs", "1");
-	if (pthread_create(&st, NULL, sampler_main, NULL))
-		die("sampler");
-	while (!atomic_load(&samples))
-		sched_yield();
-	free_kb = meminfo_kb("MemFree");
-	need_kb = free_kb + (long)(bytes >> 11);
-	snprintf(num, sizeof(num), "%ld", need_kb);
+	atomic_store(&parked_max, 0);
+	t->free_kb = meminfo_kb("MemFree");
+	t->need_kb = t->free_kb + (long)(bytes >> 11);
+	snprintf(num, sizeof(num), "%ld", t->need_kb);
 	/* posix_spawn() shares the address space until the exec (no fork, no flush). */
 	err = posix_spawn(&pid, "/proc/self/exe", NULL, NULL, args, environ);
 	if (err) {
 		errno = err;
 		die("posix_spawn");
 	}
-	if (waitpid(pid, &status, 0) != pid)
+	if (waitpid(pid, &t->status, 0) != pid)
 		die("waitpid");
+	t->max_kb = atomic_load(&parked_max);
+	t->drains = vmstat_sum("nr_luf_drain") - t->drains;
+	t->switches = sweeper_switches() - t->switches;
+	return 0;
+}
+
+/*
+ * --oom MIB: MIB of page cache mapped, its translations held by the reader,
+ * then an allocation that needs half of it.
+ */
+static int oom(void)
+{
+	size_t bytes = (size_t)oom_mib << 20;
+	struct oom_try t;
+	char num[32];
+	pthread_t st;
+	int attempt = 1, ret, ok;
+
+	/* vmstat's per-CPU work would switch the reader out (see the top). */
+	put_path("/proc/sys/vm/stat_interval", "3600");
+	ret = map_swept(oom_mib, "--oom");
+	if (ret)
+		return ret;
+	if (meminfo_kb("LufParked") < 0) {
+		fprintf(stderr, "%s: no LufParked (not a luf kernel)\n", prog);
+		return 2;
+	}
+	/* Room for all of it in the park. */
+	snprintf(num, sizeof(num), "%zu", 2 * bytes / PAGE_SIZE);
+	put_path("/proc/sys/vm/luf_park_pages", num);
+	if (pthread_create(&st, NULL, sampler_main, NULL))
+		die("sampler");
+	while (!atomic_load(&samples))
+		sched_yield();
+	for (;;) {
+		reader_quiet();
+		ret = oom_try(&t);
+		if (ret)
+			return ret;
+		ok = WIFEXITED(t.status) && !WEXITSTATUS(t.status);
+		if (!ok || t.drains || !t.switches || attempt == OOM_ATTEMPTS)
+			break;
+		fprintf(stderr,
+			"%s: attempt %d: the reader was switched out %ld times and nothing was "
+			"drained: the park went back done, nothing tested; again\n",
+			prog, attempt, t.switches);
+		attempt++;
+		sweep();
+		ret = mapping_resident(bytes);
+		if (ret)
+			return ret;
+	}
 	atomic_store(&stop, 1);
 	pthread_join(st, NULL);
 	pthread_join(sweeper, NULL);
-	max_kb = atomic_load(&parked_max);
-	drains = vmstat_sum("nr_luf_drain") - drains;
 	printf("oom_mib=%ld\nfree_kb=%ld\nhog_kb=%ld\nhog=%s%d\nparked_max_kb=%ld\n"
-	       "drains=%ld\n",
-	       oom_mib, free_kb, need_kb, WIFEXITED(status) ? "exit" : "signal",
-	       WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status), max_kb, drains);
-	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+	       "drains=%ld\nreader_switches=%ld\nattempts=%d\n",
+	       oom_mib, t.free_kb, t.need_kb, WIFEXITED(t.status) ? "exit" : "signal",
+	       WIFEXITED(t.status) ? WEXITSTATUS(t.status) : WTERMSIG(t.status), t.max_kb, t.drains,
+	       t.switches, attempt);
+	if (!ok) {
 		fprintf(stderr,
 			"%s: %ld kB of anonymous memory with %ld kB free and up to %ld kB "
 			"parked: the allocation failed (%s %d)\n",
-			prog, need_kb, free_kb, max_kb, WIFEXITED(status) ? "exit" : "signal",
-			WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+			prog, t.need_kb, t.free_kb, t.max_kb,
+			WIFEXITED(t.status) ? "exit" : "signal",
+			WIFEXITED(t.status) ? WEXITSTATUS(t.status) : WTERMSIG(t.status));
 		return 1;
 	}
-	if (!drains || !max_kb) {
+	if (!t.drains || !t.max_kb) {
 		fprintf(stderr,
-			"%s: %ld kB parked at most, %ld drains: the allocation never "
-			"needed the park, nothing tested\n",
-			prog, max_kb, drains);
+			"%s: %ld kB parked at most, %ld drains, the reader switched out %ld "
+			"times in the last of %d attempts: the allocation never needed a "
+			"drain of the park, nothing tested\n",
+			prog, t.max_kb, t.drains, t.switches, attempt);
 		return 1;
 	}
 	return 0;
