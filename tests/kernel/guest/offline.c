@@ -48,13 +48,18 @@
  * this process) then writes MemFree plus half the mapping of anonymous
  * memory: there is no swap, so reclaim parks the folios it needs, and
  * only a drain of the park (direct reclaim's, or the allocator's before
- * the OOM killer) gives them to it. Unless the reader's CPU runs another
- * task meanwhile (a kworker: vmstat's, lru_add_drain_all()'s): back on the
- * reader it flushes, which makes the whole park done, and the park goes
- * back without a drain. vm.stat_interval is raised first and the reader's
- * context switches are counted over the child's run; an attempt in which
- * the reader was switched out and nothing was drained tested nothing, and
- * the mapping is faulted again for another attempt (at most OOM_ATTEMPTS).
+ * the OOM killer) gives them to it. That holds while the reader's CPU runs
+ * nothing else: a task run there meanwhile (a kworker: vmstat's,
+ * lru_add_drain_all()'s) makes the CPU flush on its way back to the
+ * reader, what was parked until then is done, and it goes back without a
+ * drain. So vm.stat_interval is raised first, the child starts once the
+ * reader has not been switched out for 2 s (or after 10 s), and the
+ * reader's context switches are counted over the child's run: an attempt
+ * in which the reader was switched out and nothing was drained tested
+ * nothing, and the mapping is read again for another attempt (at most
+ * OOM_ATTEMPTS attempts in all). A flush IPI to the reader's CPU for this
+ * mm would do the same without a switch; none is known to come during
+ * the child's run, and such an attempt fails.
  *
  * Usage: offline [--dev /dev/vda] [--limit SECONDS] [--pages N] [--idle]
  *                [--pageout MIB [--park N]] [--oom MIB] [--hog KB]
@@ -68,10 +73,11 @@
  * it), 1 not, 2 set-up failure. With --oom: oom_mib, free_kb (before the
  * child), hog_kb, hog (exitN, or signalN: signal9 is the OOM killer),
  * parked_max_kb (the largest LufParked sample from just before the child
- * started until it ended), drains (nr_luf_drain over it), reader_switches
- * (the reader's context switches over it) and attempts, all of the last
- * attempt; exit 0 if the child got its memory and a drain was needed for it
- * (else nothing was tested), 1 if not.
+ * started until it ended), drains (nr_luf_drain over it) and
+ * reader_switches (the reader's context switches over it), all of the
+ * last attempt, and attempts (how many were made); exit 0 if the child got
+ * its memory and a drain was needed for it (else nothing was tested), 1
+ * if not.
  */
 #include "common.h"
 
@@ -80,6 +86,7 @@
 #include <signal.h>
 #include <spawn.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -200,8 +207,9 @@ static pthread_t sweeper;
 static atomic_long parked_max, samples, sweeper_tid;
 
 /*
- * --pageout's and --oom's reader: a sweep that faults every page each time
- * sweeps moves, else a spin that touches no page and makes no system call.
+ * --pageout's and --oom's reader: each time sweeps moves, a sweep that
+ * reads every page of the mapping (faulting those not mapped); else a
+ * spin that touches no page of the mapping and makes no system call.
  */
 static void *sweeper_main(void *arg)
 {
@@ -414,10 +422,13 @@ static int hog(void)
 #define OOM_ATTEMPTS 3
 
 /*
- * Wait (at most 10 s) until the reader has not been switched out for 2 s:
- * the per-CPU work its sweep left (vmstat's) has run.
+ * Wait (at most 10 s) until the sweeper has not been switched out for 2 s:
+ * the per-CPU work its sweep left (vmstat's) has run. Work queued on its
+ * CPU later (an lru_add_drain_all() for the LRU batch the sweep left
+ * there) still spoils an attempt, which is then repeated. Returns whether
+ * it was quiet.
  */
-static void reader_quiet(void)
+static bool sweeper_quiet(void)
 {
 	long last = sweeper_switches();
 	int quiet = 0, waited;
@@ -430,23 +441,25 @@ static void reader_quiet(void)
 		quiet = now == last ? quiet + 1 : 0;
 		last = now;
 	}
+	return quiet >= 20;
 }
 
 /* One --oom attempt's outcome. */
-struct oom_try {
+struct oom_attempt {
 	long free_kb, need_kb, max_kb, drains, switches;
-	int status;
+	int status, quiet;
 };
 
 /*
  * One attempt: the (resident) mapping unreferenced, then the child that
  * needs half of it; 0, or 2 (said why) on a set-up failure.
  */
-static int oom_try(struct oom_try *t)
+static int oom_try(struct oom_attempt *t)
 {
 	extern char **environ;
 	size_t bytes = (size_t)oom_mib << 20;
 	char num[32], *args[] = {"offline", "--hog", num, NULL};
+	long drains, switches;
 	pid_t pid;
 	int err;
 
@@ -461,7 +474,12 @@ static int oom_try(struct oom_try *t)
 	t->free_kb = meminfo_kb("MemFree");
 	t->need_kb = t->free_kb + (long)(bytes >> 11);
 	snprintf(num, sizeof(num), "%ld", t->need_kb);
-	/* posix_spawn() shares the address space until the exec (no fork, no flush). */
+	/*
+	 * posix_spawn() shares the address space until the exec: no fork, whose
+	 * copy of the page tables would flush the reader's CPU. (glibc unmaps
+	 * the child's stack once it has exec'd, a flush of the reader's CPU
+	 * too, but before the child allocates anything.)
+	 */
 	err = posix_spawn(&pid, "/proc/self/exe", NULL, NULL, args, environ);
 	if (err) {
 		errno = err;
@@ -470,8 +488,14 @@ static int oom_try(struct oom_try *t)
 	if (waitpid(pid, &t->status, 0) != pid)
 		die("waitpid");
 	t->max_kb = atomic_load(&parked_max);
-	t->drains = vmstat_sum("nr_luf_drain") - t->drains;
-	t->switches = sweeper_switches() - t->switches;
+	drains = vmstat_sum("nr_luf_drain");
+	switches = sweeper_switches();
+	if (drains < 0 || switches < 0) {
+		fprintf(stderr, "%s: nr_luf_drain or the reader's status unreadable\n", prog);
+		return 2;
+	}
+	t->drains = drains - t->drains;
+	t->switches = switches - t->switches;
 	return 0;
 }
 
@@ -482,7 +506,7 @@ static int oom_try(struct oom_try *t)
 static int oom(void)
 {
 	size_t bytes = (size_t)oom_mib << 20;
-	struct oom_try t;
+	struct oom_attempt t;
 	char num[32];
 	pthread_t st;
 	int attempt = 1, ret, ok;
@@ -504,17 +528,17 @@ static int oom(void)
 	while (!atomic_load(&samples))
 		sched_yield();
 	for (;;) {
-		reader_quiet();
+		t.quiet = sweeper_quiet();
 		ret = oom_try(&t);
 		if (ret)
 			return ret;
 		ok = WIFEXITED(t.status) && !WEXITSTATUS(t.status);
-		if (!ok || t.drains || !t.switches || attempt == OOM_ATTEMPTS)
+		if (!ok || t.drains > 0 || t.switches <= 0 || attempt == OOM_ATTEMPTS)
 			break;
 		fprintf(stderr,
-			"%s: attempt %d: the reader was switched out %ld times and nothing was "
-			"drained: the park went back done, nothing tested; again\n",
-			prog, attempt, t.switches);
+			"%s: attempt %d (%s): the reader was switched out %ld times and nothing "
+			"was drained: the park went back done, nothing tested; again\n",
+			prog, attempt, t.quiet ? "quiet before" : "not quiet in 10 s", t.switches);
 		attempt++;
 		sweep();
 		ret = mapping_resident(bytes);
@@ -538,7 +562,7 @@ static int oom(void)
 			WIFEXITED(t.status) ? WEXITSTATUS(t.status) : WTERMSIG(t.status));
 		return 1;
 	}
-	if (!t.drains || !t.max_kb) {
+	if (t.drains <= 0 || t.max_kb <= 0) {
 		fprintf(stderr,
 			"%s: %ld kB parked at most, %ld drains, the reader switched out %ld "
 			"times in the last of %d attempts: the allocation never needed a "
