@@ -9,10 +9,11 @@
  * is one luf_unmap() of a read-only "translation" on every id registered
  * now (its stamp read after every retirement of the batch, so after each
  * one's unpublish: the stamp of the last one, or later, which a flush must
- * reach), folded into one key (luf_pcpu_fold()) and freed under it (luf_free()) as one
- * folio: the first node's, the batch's other nodes linked behind it (a
- * batch is one entry of the free list, so a fold and a reuse cost one
- * luf_free() and one luf_alloc() per batch, not per object). A reuse is
+ * reach), folded into one key (luf_pcpu_fold()) and freed under it
+ * (luf_free()) as one folio: the first node's, the batch's other nodes
+ * linked behind it (a batch is one entry of the free list, so a fold and
+ * a reuse cost one luf_free() and one luf_alloc() per batch, not per
+ * object). A reuse is
  * luf_alloc() with LUF_ALLOC_MAY_FLUSH, which hands out a batch only once
  * a flush (a barrier on every thread) ran after its stamp, then the
  * reader check: an object no section was open for at that point is

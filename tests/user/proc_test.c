@@ -1087,7 +1087,6 @@ static void failed_flush_keeps_objects(void **state)
  * covered only the head of the thread's pend list (a refill then releases
  * that head alone): nothing may stay behind in the slot.
  */
-
 static void unregister_drains_a_done_head(void **state)
 {
 	struct obj *o1 = new_obj(), *o2 = new_obj(), *x = new_obj();

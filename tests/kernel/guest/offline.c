@@ -447,7 +447,7 @@ static bool sweeper_quiet(void)
 /* One --oom attempt's outcome. */
 struct oom_attempt {
 	long free_kb, need_kb, max_kb, drains, switches;
-	int status, quiet;
+	int status;
 };
 
 /*
@@ -510,6 +510,7 @@ static int oom(void)
 	char num[32];
 	pthread_t st;
 	int attempt = 1, ret, ok;
+	bool quiet;
 
 	/* vmstat's per-CPU work would switch the reader out (see the top). */
 	put_path("/proc/sys/vm/stat_interval", "3600");
@@ -528,7 +529,7 @@ static int oom(void)
 	while (!atomic_load(&samples))
 		sched_yield();
 	for (;;) {
-		t.quiet = sweeper_quiet();
+		quiet = sweeper_quiet();
 		ret = oom_try(&t);
 		if (ret)
 			return ret;
@@ -538,7 +539,7 @@ static int oom(void)
 		fprintf(stderr,
 			"%s: attempt %d (%s): the reader was switched out %ld times and nothing "
 			"was drained: the park went back done, nothing tested; again\n",
-			prog, attempt, t.quiet ? "quiet before" : "not quiet in 10 s", t.switches);
+			prog, attempt, quiet ? "quiet before" : "not quiet in 10 s", t.switches);
 		attempt++;
 		sweep();
 		ret = mapping_resident(bytes);
