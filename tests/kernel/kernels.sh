@@ -6,13 +6,14 @@
 # patched one without the series:
 #   pristine  no patches
 #   luf       lib/kernel/patches + luf.config (luf's KUnit suite, CONFIG_LUF_RECLAIM)
-#   debug     luf + luf-debug.config + debug.config (KASAN, lockdep, DEBUG_VM, ...)
-#   kcsan     debug with KCSAN instead of KASAN (kcsan.config)
 #   mutant    luf + luf-debug.config + the test harness (tests/kernel/harness):
 #             boot it with luf.mutant=NAME to switch one of luf's rules off, the
 #             core's or the memory manager's (one build serves them all; LUF_DEBUG
 #             for the rule only its checks can see, DEFER_DIRTY)
-#   debug-mutant, kcsan-mutant  the same on the debug and kcsan kernels
+#   debug     mutant + debug.config (KASAN, lockdep, DEBUG_VM, ...): the harness
+#             does nothing unless luf.mutant=NAME is given, and lets the sanitizer
+#             steps show their scan can fail (BAD_ACCESS) without a second build
+#   kcsan     debug with KCSAN instead of KASAN (kcsan.config; BAD_RACE)
 #   trace     pristine + trace.config (tracepoints and kprobe events: tests/kernel/capture)
 luf_kdir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 export LUF_KERNEL_KEEP=${LUF_KERNEL_KEEP:-24} # every kernel of ci and compare stays cached
@@ -25,21 +26,14 @@ luf_kernel() {
 	pristine) args=(--name pristine) ;;
 	trace) args=(--name trace --fragment "$cfg/trace.config") ;;
 	luf) args=(--name luf --series "$series" --fragment "$cfg/luf.config") ;;
-	debug | kcsan)
-		args=(--name "$kind" --series "$series" --fragment "$cfg/luf.config"
-			--fragment "$cfg/luf-debug.config" --fragment "$cfg/debug.config")
-		[ "$kind" = debug ] || args+=(--fragment "$cfg/kcsan.config")
-		;;
 	mutant)
 		args=(--name mutant --series "$luf_kdir/harness/series" --fragment "$cfg/luf.config"
 			--fragment "$cfg/luf-debug.config" --incremental-from luf)
 		;;
-	debug-mutant | kcsan-mutant)
-		args=(--name "$kind" --series "$luf_kdir/harness/series"
-			--fragment "$cfg/luf.config" --fragment "$cfg/luf-debug.config"
-			--fragment "$cfg/debug.config")
-		[ "$kind" = debug-mutant ] || args+=(--fragment "$cfg/kcsan.config")
-		args+=(--incremental-from "${kind%-mutant}")
+	debug | kcsan)
+		args=(--name "$kind" --series "$luf_kdir/harness/series" --fragment "$cfg/luf.config"
+			--fragment "$cfg/luf-debug.config" --fragment "$cfg/debug.config")
+		[ "$kind" = debug ] || args+=(--fragment "$cfg/kcsan.config")
 		;;
 	*)
 		echo "luf_kernel: unknown kind '$kind'" >&2
