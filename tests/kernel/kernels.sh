@@ -11,8 +11,9 @@
 #             core's or the memory manager's (one build serves them all; LUF_DEBUG
 #             for the rule only its checks can see, DEFER_DIRTY)
 #   debug     mutant + debug.config (KASAN, lockdep, DEBUG_VM, ...): the harness
-#             does nothing unless luf.mutant=NAME is given, and lets the sanitizer
-#             steps show their scan can fail (BAD_ACCESS) without a second build
+#             changes no behaviour unless luf.mutant=NAME is given, and lets the
+#             sanitizer steps show their scan can fail (BAD_ACCESS) without a
+#             second build
 #   kcsan     debug with KCSAN instead of KASAN (kcsan.config; BAD_RACE)
 #   trace     pristine + trace.config (tracepoints and kprobe events: tests/kernel/capture)
 luf_kdir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
