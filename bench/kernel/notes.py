@@ -17,24 +17,29 @@ Usage: notes.py [--check | --self-test] [--out FILE] [--readme FILE] [--short JS
   --check   exit 1 (and say which line differs) if FILE or the README's
             paragraph is not what the JSON files give, or if a JSON was
             recorded on another series than DIR's (the hash of
-            tests/kernel/kernels.sh's luf_series_hash); FILE defaults to
+            tests/kernel/ktool/kernels.py's series_hash); FILE defaults to
             bench/kernel/NOTES.md, the README to README.md, DIR to
             lib/kernel/patches; and if section 4 of bench/RESULTS.md (FILE of
-            --results) does not hold each JSON's report (tests/kernel/compare.py
-            render; the sweep's and the hot paths' JSON, bench/kernel/
+            --results) does not hold each JSON's report (tests/kernel/compare
+            --render; the sweep's and the hot paths' JSON, bench/kernel/
             compare-sweep.json and compare-hotpath.json, where they exist, are
             checked as the others) and the notes, as ONLY=kernel bench/run
             writes them
 Exit: 0 written or up to date, 1 out of date, 2 usage or unreadable input.
 """
 import argparse
-import hashlib
 import json
 import os
 import statistics
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+KDIR = os.path.join(HERE, "..", "..", "tests", "kernel")
+sys.path.insert(0, KDIR)
+# tests/kernel/ktool: compare's bootstrap interval, rounding and CPU split, and
+# the series' hash, are the ones the notes use (one implementation of each).
+from ktool import compare as cp  # noqa: E402 pylint: disable=wrong-import-position
+from ktool.kernels import series_hash  # noqa: E402 pylint: disable=wrong-import-position
 
 
 def n(x):
@@ -43,8 +48,8 @@ def n(x):
 
 
 def pc(v):
-    """A percentage to one decimal, toward zero (compare.py's pct_down: one rule)."""
-    return _compare_py().pct_down(v)
+    """A percentage to one decimal, toward zero (compare's pct_down: one rule)."""
+    return cp.pct_down(v)
 
 
 def sec(v):
@@ -86,25 +91,8 @@ class Cmp:
         return f"tree {p['tree']}, series {p['series']}"
 
 
-_CMP = []
-
-
-def _compare_py():
-    """tests/kernel/compare.py, loaded once: its bootstrap interval and its
-    rounding are the ones notes use (one implementation of each)."""
-    if not _CMP:
-        import importlib.util
-        path = os.path.join(HERE, "..", "..", "tests", "kernel", "compare.py")
-        spec = importlib.util.spec_from_file_location("luf_compare", path)
-        mod = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(mod)
-        _CMP.append(mod)
-    return _CMP[0]
-
-
 def interval(c, w, field):
     """The 95% bootstrap interval of luf's median against pristine's, in percent."""
-    cp = _compare_py()
     iv = cp.boot_interval(c.col(w, "luf", field), c.col(w, "pristine", field), cp.med_diff_pct)
     return cp.iv_text(iv) if iv else "none (one run)"
 
@@ -116,10 +104,9 @@ LOCAL = ('; "with local changes": files under tests/kernel or lib/kernel (then: 
 
 def cpu_time(f, sweep=None):
     """The runtime paragraph's account of where the time went: /proc/stat's
-    CPU-seconds of the full workload (compare.py's split), medians per
+    CPU-seconds of the full workload (compare's split), medians per
     kernel, from the full comparison's JSON or else from the sweep's
     pristine and luf boots, if either has them."""
-    cp = _compare_py()
     for c, what in ((f, "the full comparison's boots"), (sweep, "the sweep's boots of the "
                                                           "pristine and the luf kernel")):
         ws = c.d["workloads"].get("reclaim", {}) if c else {}
@@ -155,7 +142,6 @@ def cpu_time(f, sweep=None):
 def runtime_verdict(f):
     """What the full runtime's interval says about the issue's target (upper end
     at most +5%, from at least 7 interleaved boots each)."""
-    cp = _compare_py()
     iv = cp.boot_interval(f.col("reclaim", "luf", "runtime_s"),
                           f.col("reclaim", "pristine", "runtime_s"), cp.med_diff_pct)
     if not iv:
@@ -170,7 +156,6 @@ def hot_paths(h):
     """The hot paths' paragraph, from compare-hotpath.json ("" without it)."""
     if h is None:
         return ""
-    cp = _compare_py()
     ws = h.d["workloads"].get("hotpath", {})
     cells = []
     for name, key in cp.HOT:
@@ -343,19 +328,6 @@ JSON also names the kernels' build keys and QEMU's version.
 {END}"""
 
 
-def series_hash(patches):
-    """The hash of a series file and its patches, in order: luf_series_hash."""
-    h = hashlib.sha256()
-    with open(os.path.join(patches, "series"), "rb") as fh:
-        series = fh.read()
-    h.update(series)
-    for line in series.decode().splitlines():
-        for name in ([] if line.startswith("#") else line.split()):
-            with open(os.path.join(patches, name), "rb") as fh:
-                h.update(fh.read())
-    return h.hexdigest()[:16]
-
-
 def splice(text, block):
     """@text with its marked paragraph replaced by @block; None without markers."""
     i, j = text.find(BEGIN), text.find(END)
@@ -497,7 +469,7 @@ def main():
 
 
 def check_results(results, jsons, notes):
-    """Section 4 of RESULTS.md must hold each JSON's report (compare.py render)
+    """Section 4 of RESULTS.md must hold each JSON's report (compare --render)
     and the notes, as bench/run wrote them from these files."""
     import subprocess
     try:
@@ -506,11 +478,11 @@ def check_results(results, jsons, notes):
     except OSError as e:
         print(f"notes.py: {e}", file=sys.stderr)
         return 1
-    cmp_py = os.path.join(HERE, "..", "..", "tests", "kernel", "compare.py")
     for j in jsons:
         if not os.path.exists(j):
             continue
-        r = subprocess.run([sys.executable, cmp_py, "render", j], capture_output=True, text=True)
+        r = subprocess.run([os.path.join(KDIR, "compare"), "--render", j], capture_output=True,
+                           text=True)
         if r.returncode or r.stdout not in have:
             print(f"notes.py: {results} does not hold the report of {j}: run "
                   "ONLY=kernel bench/run BUILD_DIR", file=sys.stderr)

@@ -5,7 +5,7 @@
                 [--qemu-status N] [--elapsed S] [--timeout S] [--workload NAME]
                 [--kunit-py KUNIT.PY --kunit-json FILE] [--json FILE]
 
-Prints the results as key=value lines (tests/kernel/boot's header lists them),
+Prints the results as key=value lines (ktool/boot.py's docstring lists them),
 the reports and the workload's free text to stderr; --json writes them as one
 object, with the report lines, every vmstat counter that changed and the
 snapshots' /proc/meminfo. Exit 0 pass, 1 fail: a kernel report (ktool.scan), QEMU

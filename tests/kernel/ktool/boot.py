@@ -1,0 +1,596 @@
+# SPDX-License-Identifier: GPL-2.0-only OR MIT
+"""tests/kernel/boot - boot a kernel under QEMU (TCG) with a generated busybox
+initramfs, run one guest workload, print machine-readable results.
+
+Usage: boot --kernel BZIMAGE [--workload NAME] [--kunit] [--disk-mb N] [--threads N]
+            [--passes N] [--seconds N] [--wargs "ARGS"] [--append "CMDLINE"]
+            [--console FILE] [--json FILE] [--timeout S] [--smp N] [--mem SIZE]
+            [--machine pc|microvm] [--trace FILE] [--verbose] [--keep]
+       boot --check-console FILE [--kunit] [--json FILE]
+  --workload NAME  none (boot, snapshot, power off), reclaim, mixed, checker, coherence
+                   (guest/coherence.c; the last CPU is isolated with isolcpus=;
+                   three more virtio disks and three NVMe controllers, one in an
+                   NVMe subsystem, for its writers: see the coherence case), offline
+                   (guest/offline.c; a 128 MiB QEMU pc-dimm, memhp_default_state=offline),
+                   idle (offline --idle: parked memory released on idle), pageout
+                   (offline --pageout 1024: one MADV_PAGEOUT of 1 GiB stays within
+                   vm.luf_park_pages; default --mem 1536M --disk-mb 1100), oom
+                   (offline --oom 128: an allocation that needs parked memory gets
+                   it, not the OOM killer), hotpath (guest/hotpath.c: pipe ping-pong,
+                   mprotect and munmap loops, timed), kunit (= none --kunit).
+                   Default: none.
+  --kunit          parse the console with the kernel's own KUnit parser
+                   (tools/testing/kunit/kunit.py parse, from the kernel's source tree
+                   in the kbuild cache) and fail on any failed, crashed or missing case
+                   or on a console without any KUnit result
+  --disk-mb N      size of the virtio-blk disk (default 768, more than the 256M of RAM)
+  --threads N      workload threads (reclaim/mixed: default 4; checker: readers, nr_cpus-1)
+  --passes N       reclaim/mixed passes (default 2)
+  --seconds N      checker run length (default 90; the checker runs on until its hot set
+                   has moved 4 times, at most 3 N + 60 s: see guest/checker.c)
+  --wargs "ARGS"   extra arguments for the workload program (e.g. "--stagger 0",
+                   "--write-every 4", "--hot-pages 128")
+  --append "..."   extra kernel command line (repeatable: joined with spaces)
+  --console FILE   keep a copy of the serial console (\\r removed)
+  --json FILE      write the results as one JSON object
+  --trace FILE     trace the workload (a kernel with tests/kernel/config/trace.config):
+                   the events of tests/kernel/capture streamed from tracefs's
+                   trace_pipe to a third serial port, written gzip'd to FILE; the
+                   results gain trace_lost (events the ring buffer dropped, per CPU
+                   summed: must be 0 for a usable trace)
+  --timeout S      QEMU wall-clock limit (default: 300 for none, else 600 + what the workload needs)
+  --smp N, --mem SIZE   guest CPUs and RAM (default 4 and 256M)
+  --machine M      QEMU's pc or microvm (default: microvm for a kernel built
+                   without PCI and with virtio-mmio command-line devices, which
+                   the .config kbuild keeps beside its bzImage says: the sanitizer
+                   kernels; else pc). microvm runs none, kunit, reclaim, mixed,
+                   checker and hotpath
+  --verbose        stream the console to stderr while the guest runs
+  --keep           keep the scratch directory
+  --check-console FILE   boot nothing: run the console checks (kernel problems, and
+                   KUnit with --kunit) on an existing console log; shows the scan can fail
+Results (stdout, key=value, one per line): status, fail_reason, kernel, workload,
+tlb_shootdowns (the "TLB shootdowns" row of /proc/interrupts, summed over CPUs,
+delta over the workload), tlb_shootdowns_per_cpu, function_call_interrupts(_per_cpu),
+the /proc/vmstat deltas nr_tlb_remote_flush, nr_tlb_remote_flush_received,
+nr_tlb_local_flush_all, nr_tlb_local_flush_one, pgsteal_*, pgscan_*, every nr_luf_*
+line (delta, and nr_luf_*.after = the value after the workload), pages_reclaimed
+(pgsteal_kswapd + pgsteal_direct), reclaimed_per_remote_flush, runtime_s (guest wall
+clock over the workload), luf_park_pages and luf_park_peak (patched kernels: the
+park's bound and the most it held during the workload, in pages; vm.luf_park_peak
+is reset as the workload starts), cpu_user_s, cpu_nice_s, cpu_system_s, cpu_idle_s,
+cpu_iowait_s, cpu_irq_s, cpu_softirq_s (/proc/stat's "cpu" line over the workload:
+CPU-seconds of all guest CPUs by kind), workload.KEY=VALUE (the workload's own result lines),
+workload_rc, kernel_problems (count; the lines go to stderr), kcsan_reports_elsewhere
+(KCSAN data races in code luf neither is nor changes: listed on stderr, not failed
+on; see the scan below), kunit_* (with --kunit).
+Exit: 0 pass, 1 fail (kernel problem, workload failure, timeout, KUnit), 2 usage.
+Environment: LUF_KERNEL_CACHE (as kbuild), LUF_KUNIT_PY (the kunit.py to use), TMPDIR.
+"""
+import fcntl
+import glob
+import gzip
+import hashlib
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import types
+
+from . import cli, ktap, verdict
+
+GUEST = os.path.join(cli.KDIR, "guest")
+WORKLOADS = ("none", "reclaim", "mixed", "checker", "coherence", "offline", "idle", "pageout",
+             "oom", "hotpath", "kunit")
+MICROVM = ("none", "kunit", "reclaim", "mixed", "checker", "hotpath")
+# option: (attribute, its default; None for a flag)
+OPTIONS = {"--kernel": ("kernel", ""), "--workload": ("workload", "none"),
+           "--kunit": ("kunit", None), "--disk-mb": ("disk_mb", "768"),
+           "--threads": ("threads", ""), "--passes": ("passes", "2"),
+           "--seconds": ("seconds", "90"), "--wargs": ("wargs", ""), "--append": ("append", ""),
+           "--console": ("console", ""), "--json": ("json", ""), "--timeout": ("timeout", ""),
+           "--smp": ("smp", "4"), "--mem": ("mem", "256M"), "--machine": ("machine", ""),
+           "--verbose": ("verbose", None), "--keep": ("keep", None), "--trace": ("trace", ""),
+           "--check-console": ("check_console", "")}
+
+
+def say(msg):
+    cli.say("boot", msg)
+
+
+def auto_machine(config):
+    """The machine for a kernel of the .config text @config: QEMU's microvm for a kernel
+    built without PCI and with virtio-mmio devices from the command line (the sanitizer
+    kernels, config/debug.config), else pc."""
+    lines = config.splitlines()
+    if "CONFIG_PCI=y" not in lines and "CONFIG_VIRTIO_MMIO_CMDLINE_DEVICES=y" in lines:
+        return "microvm"
+    return "pc"
+
+
+def options(argv):
+    """The command line @argv checked and completed (defaults, the machine, the
+    timeout) as a namespace: the numbers as int (threads and timeout None if not
+    given), kernel a real path. Raises Usage, or Fail for a missing kernel image or
+    console log or a workload the machine cannot run."""
+    o = types.SimpleNamespace(**{a: False if d is None else d for a, d in OPTIONS.values()})
+    given, args = set(), list(argv)
+    while args:
+        arg = args.pop(0)
+        if arg in ("-h", "--help"):
+            raise cli.Usage("")
+        if arg not in OPTIONS:
+            raise cli.Usage("boot: unknown argument: %s" % arg)
+        attr, default = OPTIONS[arg]
+        given.add(attr)
+        if default is None:
+            setattr(o, attr, True)
+            continue
+        if not args or not (args[0] or arg in ("--wargs", "--append")):
+            raise cli.Usage("boot: %s needs a value" % arg)
+        v = args.pop(0)
+        setattr(o, attr, (o.append + " " if o.append else "") + v if arg == "--append" else v)
+    if o.check_console:
+        if not os.access(o.check_console, os.R_OK):
+            raise cli.Fail("no such console log: %s" % o.check_console)
+        o.kernel = o.kernel or o.check_console
+    else:
+        if not o.kernel:
+            raise cli.Usage("boot: --kernel BZIMAGE is required")
+        if not os.access(o.kernel, os.R_OK):
+            raise cli.Fail("no such kernel image: %s" % o.kernel)
+    o.kernel = os.path.realpath(o.kernel)
+    # kbuild keeps the build's .config beside its bzImage's tree.
+    kcfg = os.path.join(os.path.dirname(o.kernel), "src", "out", ".config")
+    if not o.machine:
+        o.machine = "pc"
+        if not o.check_console and os.access(kcfg, os.R_OK):
+            with open(kcfg, errors="replace") as f:
+                o.machine = auto_machine(f.read())
+    if o.machine == "microvm":
+        if o.workload not in MICROVM:
+            raise cli.Fail("workload %s runs on the pc machine only (its devices, or not tried on "
+                           "microvm): a kernel with PCI and ACPI" % o.workload)
+        if o.trace:
+            raise cli.Fail("--trace needs the pc machine (a virtio serial port on PCI)")
+    elif o.machine != "pc":
+        raise cli.Usage("boot: --machine wants pc or microvm, got '%s'" % o.machine)
+    for attr in ("disk_mb", "passes", "seconds", "smp", "threads", "timeout"):
+        v = getattr(o, attr)
+        setattr(o, attr, cli.positive(v, "boot") if v else None)
+    if o.workload not in WORKLOADS:
+        raise cli.Usage("boot: unknown workload '%s' (%s)" % (o.workload, " ".join(WORKLOADS)))
+    if o.workload == "kunit":
+        o.workload, o.kunit = "none", True
+    # pageout holds 1 GiB of the disk's page cache at once.
+    if o.workload == "pageout":
+        o.mem = o.mem if "mem" in given else "1536M"
+        o.disk_mb = o.disk_mb if "disk_mb" in given else 1100
+    if o.wargs and o.workload == "none" and not o.check_console:
+        raise cli.Fail("--wargs needs a workload")
+    if o.timeout is None:
+        if o.workload == "none":
+            o.timeout = 300
+        elif o.workload == "checker":
+            o.timeout = 3 * o.seconds + 360  # the checker may run to 3 S + 60
+        else:
+            o.timeout = 600 + o.disk_mb * o.passes * (o.threads or 4) // 4
+        o.timeout += 600 if o.kunit else 0
+    return o
+
+
+def guest_programs(cache):
+    """The directory of the guest programs (every guest/*.c, static), built once per
+    content of guest/ and gcc version into @cache/guest/SUM; raises Fail if one does
+    not build."""
+    h = hashlib.sha256()
+    for src in sorted(glob.glob(os.path.join(glob.escape(GUEST), "*.[ch]"))):
+        with open(src, "rb") as f:
+            h.update(f.read())
+    h.update(subprocess.run(["gcc", "--version"], stdout=subprocess.PIPE, check=False).stdout)
+    gdir = os.path.join(cache, "guest", h.hexdigest()[:16])
+    if os.path.exists(os.path.join(gdir, "done")):
+        return gdir
+    os.makedirs(os.path.dirname(gdir), exist_ok=True)
+    tmp = tempfile.mkdtemp(prefix="tmp.", dir=os.path.dirname(gdir))
+    for src in sorted(glob.glob(os.path.join(glob.escape(GUEST), "*.c"))):
+        exe = os.path.join(tmp, os.path.basename(src)[:-2])
+        if cli.run(["gcc", "-static", "-O2", "-g0", "-Wall", "-Wextra", "-Werror", "-pthread",
+                    "-o", exe, src]).returncode:
+            raise cli.Fail("cannot build %s statically (libc6-dev)" % src)
+    open(os.path.join(tmp, "done"), "w").close()
+    shutil.rmtree(gdir, ignore_errors=True)
+    try:
+        os.rename(tmp, gdir)
+    except OSError:  # another run may have won
+        shutil.rmtree(tmp)
+    return gdir
+
+
+def signature_image(cache, gdir, mb):
+    """The checker's deterministic signature image of @mb MiB (cached, keyed by
+    guest/common.h, which defines the signature format; generated once under a
+    lock by @gdir's checker, replacing the size's images of other formats): its
+    path. Raises Fail if it cannot be generated."""
+    with open(os.path.join(GUEST, "common.h"), "rb") as f:
+        key = hashlib.sha256(f.read()).hexdigest()[:12]
+    disks = os.path.join(cache, "disks")
+    img = os.path.join(disks, "sig-%dM-%s.img" % (mb, key))
+    if os.path.exists(img):
+        return img
+    os.makedirs(disks, exist_ok=True)
+    with open(os.path.join(disks, "lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not os.path.exists(img):
+            for old in glob.glob(os.path.join(glob.escape(disks), "sig-%dM-*.img" % mb)):
+                os.remove(old)
+            say("generating the signature image (%d MiB)" % mb)
+            if cli.run([os.path.join(gdir, "checker"), "--gen", img + ".tmp", "--disk-mb",
+                        str(mb)], stdout=subprocess.DEVNULL).returncode:
+                raise cli.Fail("cannot generate the signature image")
+            os.rename(img + ".tmp", img)
+    return img
+
+
+def plan(o, work, img=None):
+    """The boot of the options @o (as options() returns them) in the scratch
+    directory @work; @img is the checker's signature image. Returns (the workload's
+    command line in the guest, the command line running QEMU under timeout,
+    {scratch disk image: size in MiB} to create first)."""
+    def w(name):
+        return os.path.join(work, name)
+
+    def disk(name, opts="", ident=""):
+        return ["-drive", "file=%s,format=raw,if=%s,cache=unsafe%s" % (
+            w(name), "none,id=" + ident if ident else "virtio", opts)]
+
+    threads, isol = o.threads or 4, "isolcpus=%d" % (o.smp - 1)
+    disks, drive, extra, mem = {}, [], [], o.mem
+    if o.workload == "checker":  # snapshot=on keeps the writer's changes out of the image
+        drive = ["-drive", "file=%s,format=raw,if=virtio,cache=unsafe,snapshot=on" % img]
+    elif o.workload != "none":
+        disks[w("disk.img")] = o.disk_mb
+        drive = disk("disk.img")
+    cmd, pre = {
+        "none": ("", ""),
+        "reclaim": ("/bin/reclaim --threads %d --passes %d" % (threads, o.passes), ""),
+        "mixed": ("/bin/reclaim --threads %d --passes %d --write-every 8"
+                  % (threads, o.passes), ""),
+        "checker": ("/bin/checker --seconds %d" % o.seconds
+                    + (" --threads %d" % o.threads if o.threads else ""), ""),
+        # hotpath gets --wargs twice, here and as every workload below (as in the shell)
+        "hotpath": ("/bin/hotpath" + (" " + o.wargs if o.wargs else ""), ""),
+        # The reader runs on the last CPU: keep other tasks off it (a kernel thread
+        # there flushes its TLB and closes the window the workload opens on purpose).
+        # luf.idle_ms=0: luf's idle drain would close the windows these open on purpose.
+        "coherence": ("/bin/coherence", isol + " luf.idle_ms=0"),
+        "idle": ("/bin/offline --idle", isol),
+        "pageout": ("/bin/offline --pageout 1024", isol),
+        "oom": ("/bin/offline --oom 128", isol + " luf.idle_ms=0"),
+        # A memory block to offline: a pc-dimm whose blocks stay offline at boot.
+        "offline": ("/bin/offline", "memhp_default_state=offline %s luf.idle_ms=0" % isol),
+    }[o.workload]
+    if o.workload == "coherence":
+        # A second disk (/dev/vdb) for the mount writer's file system; a third
+        # (/dev/vdc) for the flight writer, its writes throttled to 1 MiB/s so that a
+        # direct write stays in flight for a few tenths of a second; a fourth
+        # (/dev/vdd) for the target writer (the NVMe target's backend); an NVMe
+        # controller of serial luf for the passthru and dm writers, one of serial
+        # luf-zeroes for the zeroes writer, and one in an NVMe subsystem for the
+        # mpath writer (native multipath gives its namespace a head disk apart from
+        # the path's queue); one image attached twice (/dev/vde, /dev/vdf: image
+        # locking off) for the shared writer.
+        disks.update({w(d + ".img"): 64 if d == "fs" else 16
+                      for d in ("fs", "flight", "nvme", "zeroes", "mpath", "target", "shared")})
+        shared = disk("shared.img", ",file.locking=off")
+        extra = disk("fs.img") + disk("flight.img", ",throttling.bps-write=1048576") \
+            + disk("target.img") \
+            + disk("nvme.img", ident="nvm") + ["-device", "nvme,serial=luf,drive=nvm"] \
+            + disk("zeroes.img", ident="nvz") + ["-device", "nvme,serial=luf-zeroes,drive=nvz"] \
+            + disk("mpath.img", ident="nvmp") + ["-device", "nvme-subsys,id=nvms,nqn=luf-mpath",
+                                                 "-device", "nvme,serial=lufmp,subsys=nvms",
+                                                 "-device", "nvme-ns,drive=nvmp,nsid=1"] \
+            + shared + shared
+    elif o.workload == "offline":
+        mem += ",slots=2,maxmem=1G"
+        extra = ["-object", "memory-backend-ram,id=m1,size=128M", "-device",
+                 "pc-dimm,id=d1,memdev=m1"]
+    cmd += " " + o.wargs if o.wargs else ""
+    append = " ".join(a for a in (pre, o.append) if a)
+    # microvm (no ACPI, no PCI; qboot's MP table lists every CPU): the disk is a
+    # virtio-mmio device, which QEMU names on the kernel command line; a second 8250
+    # at the ISA address of ttyS1 carries the results (options() lets no workload
+    # that needs the pc machine's devices get here). A reboot's default methods
+    # restart the machine, and QEMU's -no-reboot misses it; a triple fault
+    # (reboot=t) ends QEMU.
+    if o.machine == "microvm":
+        if drive:
+            drive = ["-drive", drive[1].replace("if=virtio", "if=none,id=lufd1", 1),
+                     "-device", "virtio-blk-device,drive=lufd1"]
+        machine = ["-M", "microvm,acpi=off", "-serial", "file:" + w("console.raw"),
+                   "-chardev", "file,id=lufres,path=" + w("results.raw"),
+                   "-device", "isa-serial,chardev=lufres,index=1"]
+        append = " ".join(a for a in ("reboot=t", append) if a)
+    else:
+        machine = ["-serial", "file:" + w("console.raw"), "-serial", "file:" + w("results.raw")]
+    if o.trace:
+        machine += ["-device", "virtio-serial-pci", "-chardev",
+                    "file,id=luftrace,path=" + w("trace.raw"),
+                    "-device", "virtserialport,chardev=luftrace,name=luftrace"]
+    argv = ["timeout", "-k", "10", str(o.timeout), "qemu-system-x86_64", "-accel", "tcg",
+            "-smp", str(o.smp), "-m", mem, "-nographic", "-no-reboot", "-monitor", "none",
+            "-nic", "none"] + machine + [
+            "-kernel", o.kernel, "-initrd", w("initramfs.cpio.gz"), "-append",
+            "console=ttyS0 loglevel=7 panic=-1 oops=panic rdinit=/init" +
+            (" " + append if append else "")] + drive + extra
+    return cmd, argv, disks
+
+
+# --trace: the guest's tracing (the events tests/kernel/capture reads). kprobe
+# arguments follow the x86-64 calling convention of Linux 6.1: try_to_unmap_one(folio,
+# vma, ...) with vma->vm_mm at offset 16 and vma->vm_flags at 32; folio_mark_dirty(folio)
+# (try_to_unmap_one's call for a dirty PTE); try_to_unmap_flush() (the batch end);
+# switch_mm_irqs_off(prev, next) (a CPU loads another address space: a full TLB flush
+# without PCID, as under TCG); enter_lazy_tlb() (a kernel thread or idle on the CPU).
+KPROBES = (("unmap", "try_to_unmap_one folio=%di:x64 mm=+16(%si):x64 vmflags=+32(%si):x64"),
+           ("dirty", "folio_mark_dirty folio=%di:x64"), ("batch", "try_to_unmap_flush"),
+           ("switch", "switch_mm_irqs_off prev=%di:x64 next=%si:x64"),
+           ("wp", "do_wp_page mm=+16(+0(%di)):x64"), ("lazy", "enter_lazy_tlb"))
+TRACE_START = """T=/sys/kernel/tracing
+mount -t tracefs nodev $T || r "@@trace_error no tracefs"
+echo 0 > $T/tracing_on
+echo 16384 > $T/buffer_size_kb
+echo 0 > $T/options/irq-info
+""" + "".join("echo 'p:luf/%s %s' >> $T/kprobe_events || r \"@@trace_error kprobe %s\"\n"
+              % (name, probe, name) for name, probe in KPROBES) + """echo 1 > $T/events/luf/enable
+echo 1 > $T/events/kmem/mm_page_alloc/enable
+echo 'reason == 1' > $T/events/tlb/tlb_flush/filter
+echo 1 > $T/events/tlb/tlb_flush/enable
+port=
+for p in /sys/class/virtio-ports/*; do
+	[ "$(cat $p/name 2>/dev/null)" = luftrace ] && port=/dev/$(basename $p)
+done
+[ -n "$port" ] || r "@@trace_error no virtio port luftrace"
+cat $T/trace_pipe > $port &
+tp=$!
+echo 1 > $T/tracing_on"""
+TRACE_STOP = """echo 0 > $T/tracing_on
+sleep 2
+kill $tp
+lost=0
+for f in $T/per_cpu/cpu*/stats; do
+	n=$(sed -n 's/^overrun: *//p' $f)
+	lost=$((lost + ${n:-0}))
+done
+r "@@trace lost=$lost\""""
+# The guest's /init: snapshots the counters around the workload and writes
+# everything to the second serial port (ttyS1), so that kernel messages on the
+# console (ttyS0) never interleave with results.
+INIT = r"""#!/bin/busybox sh
+/bin/busybox --install -s /bin
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev 2>/dev/null
+mount -t tmpfs tmpfs /tmp
+stty -F /dev/ttyS1 raw -echo 2>/dev/null
+exec 3>/dev/ttyS1
+r() { echo "$@" >&3; }
+snap() {
+	r "@@snap $1 $(cut -d' ' -f1 /proc/uptime)"
+	r "@@interrupts"
+	cat /proc/interrupts >&3
+	r "@@vmstat"
+	cat /proc/vmstat >&3
+	r "@@meminfo"
+	cat /proc/meminfo >&3
+	r "@@stat"
+	grep '^cpu ' /proc/stat >&3
+	r "@@sysctl"
+	for f in luf_park_pages luf_park_peak; do
+		[ -r /proc/sys/vm/$f ] && echo "$f $(cat /proc/sys/vm/$f)" >&3
+	done
+	r "@@endsnap"
+}
+echo "luf-boot: init started"
+r "@@start"
+r "@@info nproc=$(nproc) kernel=$(uname -r) memtotal_kb=$(sed -n 's/^MemTotal: *\([0-9]*\).*/\1/p' /proc/meminfo)"
+r "@@info cmdline=$(cat /proc/cmdline)"
+%(start)s
+snap before
+# The park's peak from here on (vm.luf_park_peak, patched kernels only).
+[ -w /proc/sys/vm/luf_park_peak ] && echo 0 >/proc/sys/vm/luf_park_peak
+r "@@workload %(cmd)s"
+echo "luf-boot: workload start: %(cmd)s"
+rc=0
+if [ -n "%(cmd)s" ]; then
+	%(cmd)s >&3 2>&3
+	rc=$?
+fi
+echo "luf-boot: workload end: rc=$rc"
+%(stop)s
+snap after
+r "@@rc $rc"
+r "@@done"
+exec 3>&-
+reboot -f
+"""
+
+
+def init_text(cmd, trace):
+    """The guest's /init running the command line @cmd (none if empty); @trace: with
+    the tracing of --trace around it."""
+    return INIT % {"cmd": cmd, "start": TRACE_START if trace else "",
+                   "stop": TRACE_STOP if trace else ""}
+
+
+def initramfs(work, gdir, init):
+    """Write @work/initramfs.cpio.gz: busybox, the guest programs of @gdir in /bin,
+    and the /init text @init."""
+    ird = os.path.join(work, "initramfs")
+    for d in ("bin", "proc", "sys", "dev", "tmp"):
+        os.makedirs(os.path.join(ird, d))
+    for exe in ["/bin/busybox"] + glob.glob(os.path.join(glob.escape(gdir), "*")):
+        if os.path.basename(exe) != "done":
+            shutil.copy(exe, os.path.join(ird, "bin"))
+    path = os.path.join(ird, "init")
+    with open(path, "w") as f:
+        f.write(init)
+    os.chmod(path, os.stat(path).st_mode | 0o111)
+    p = subprocess.run("find . | cpio -o -H newc --quiet", shell=True, cwd=ird,
+                       stdout=subprocess.PIPE, check=False)
+    if p.returncode:
+        raise cli.Fail("cpio exited %d" % p.returncode)
+    with open(os.path.join(work, "initramfs.cpio.gz"), "wb") as f:
+        f.write(gzip.compress(p.stdout, 1))
+
+
+def strip_cr(src, dst=None):
+    """The bytes of the file @src (empty if it does not exist) without \\r; written
+    to @dst if given."""
+    try:
+        with open(src, "rb") as f:
+            data = f.read().replace(b"\r", b"")
+    except FileNotFoundError:
+        data = b""
+    if dst:
+        with open(dst, "wb") as f:
+            f.write(data)
+    return data
+
+
+def last_lines(path, n):
+    """The last @n lines of the text file @path that are not empty (\\r removed)."""
+    return [l for l in strip_cr(path).decode(errors="replace").split("\n") if l][-n:]
+
+
+def run_qemu(o, argv, work):
+    """Run @argv (QEMU under timeout) with TMPDIR=@work, streaming the console to
+    stderr with --verbose, else saying its last line every minute; QEMU is ended
+    if this is interrupted. Returns (exit status as the shell gives it: 124 after
+    a timeout, seconds it ran)."""
+    console, shown = os.path.join(work, "console.raw"), 0
+
+    def stream():
+        data = strip_cr(console)
+        sys.stderr.buffer.write(data[shown:])
+        sys.stderr.flush()
+        return len(data)
+
+    t0 = last = int(time.time())
+    with open(os.path.join(work, "qemu.out"), "wb") as out:
+        p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=out,
+                             env=dict(os.environ, TMPDIR=work))
+    try:
+        while True:
+            try:
+                rc = p.wait(1)
+                break
+            except subprocess.TimeoutExpired:
+                pass
+            now = int(time.time())
+            if o.verbose:
+                shown = stream()
+            elif now - last >= 60:
+                last = now
+                say("running for %d s: %s" % (now - t0, "".join(last_lines(console, 1))[:100]))
+    finally:
+        if p.poll() is None:
+            p.terminate()  # timeout passes it on to QEMU
+    if o.verbose:
+        stream()
+    return (128 - rc if rc < 0 else rc), int(time.time()) - t0
+
+
+def run_guest(o, cache, work):
+    """Build and boot the guest of the options @o in @work and leave its console
+    and results channel in @work/console.txt and results.txt (\\r removed), the
+    trace in o.trace; (QEMU's exit status, seconds it ran)."""
+    gdir = guest_programs(cache)
+    img = signature_image(cache, gdir, o.disk_mb) if o.workload == "checker" else None
+    cmd, argv, disks = plan(o, work, img)
+    for path, mb in disks.items():
+        with open(path, "wb") as f:
+            f.truncate(mb << 20)
+    initramfs(work, gdir, init_text(cmd, o.trace))
+    say("booting %s/%s (%s-smp %d -m %s, workload %s%s%s, timeout %d s)" % (
+        os.path.basename(os.path.dirname(o.kernel)), os.path.basename(o.kernel),
+        "" if o.machine == "pc" else o.machine + " ", o.smp, o.mem, o.workload,
+        ": " + cmd if cmd else "", ", KUnit" if o.kunit else "", o.timeout))
+    qrc, elapsed = run_qemu(o, argv, work)
+    strip_cr(os.path.join(work, "console.raw"), os.path.join(work, "console.txt"))
+    strip_cr(os.path.join(work, "results.raw"), os.path.join(work, "results.txt"))
+    if o.console:
+        shutil.copy(os.path.join(work, "console.txt"), o.console)
+    if o.trace:
+        data = strip_cr(os.path.join(work, "trace.raw"))
+        with gzip.open(o.trace, "wb", 9) as f:
+            f.write(data)
+        say("trace: %d lines in %s (%d KiB)" % (data.count(b"\n"), o.trace,
+                                                (os.stat(o.trace).st_blocks + 1) // 2))
+    with open(os.path.join(work, "qemu.out"), errors="replace") as f:
+        said = f.read().splitlines()
+    if said:
+        say("QEMU said:")
+        sys.stderr.write("".join("  %s\n" % l for l in said))
+    return qrc, elapsed
+
+
+def interrupted(signum, frame):
+    raise KeyboardInterrupt
+
+
+def main(argv):
+    o = options(argv)
+    for c in ("qemu-system-x86_64", "gcc", "cpio"):
+        if not shutil.which(c):
+            raise cli.Fail("missing %s (scripts/deps.sh kernel)" % c)
+    if not os.access("/bin/busybox", os.X_OK):
+        raise cli.Fail("missing /bin/busybox (busybox-static)")
+    # The KUnit parser: from the source tree the kernel was built from, else any cached tree.
+    cache, kunit_py = cli.cache_dir(), None
+    if o.kunit:
+        kunit_py = ktap.find_parser(o.kernel, cache)
+        if not kunit_py:
+            raise cli.Fail("no tools/testing/kunit/kunit.py (run tests/kernel/kbuild first)")
+    signal.signal(signal.SIGTERM, interrupted)
+    work = tempfile.mkdtemp(prefix="luf-boot.", dir=os.environ.get("TMPDIR") or "/tmp")
+    txt = os.path.join(work, "console.txt")
+    try:
+        if o.check_console:  # only the console checks (and KUnit) on an existing log
+            strip_cr(o.check_console, txt)
+            open(os.path.join(work, "results.txt"), "w").close()
+            qrc, elapsed, timeout, workload = 0, 0, 0, "check-console"
+        else:
+            qrc, elapsed = run_guest(o, cache, work)
+            timeout, workload = o.timeout, o.workload
+        # The verdict: the console scan, the results channel, KUnit.
+        vargs = ["--console", txt, "--results", os.path.join(work, "results.txt"),
+                 "--series", cli.SERIES, "--kernel", o.kernel, "--qemu-status", str(qrc),
+                 "--elapsed", str(elapsed), "--timeout", str(timeout), "--workload", workload]
+        if kunit_py:
+            vargs += ["--kunit-py", kunit_py, "--kunit-json", os.path.join(work, "kunit.json")]
+        if o.json:
+            vargs += ["--json", o.json]
+        rc = verdict.main(vargs)
+        sys.stdout.flush()
+        if rc:
+            say("FAIL (console: %s); last console lines:"
+                % (o.console or "use --console FILE to keep it"))
+            sys.stderr.write("".join("  %s\n" % l for l in last_lines(txt, 25)))
+            return 1
+        say("PASS in %d s" % elapsed)
+        return 0
+    except OSError as e:  # e.g. a --console, --json or --trace FILE that cannot be written
+        raise cli.Fail(str(e)) from e
+    finally:
+        if o.keep:
+            say("kept " + work)
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    cli.entry(main, "boot", __doc__)

@@ -1,0 +1,752 @@
+# SPDX-License-Identifier: GPL-2.0-only OR MIT
+"""tests/kernel/ci STEP - the checks of the in-tree kernel series (lib/kernel/patches)
+that `ctest -L kernel` runs, one STEP per test (tests/kernel/CMakeLists.txt):
+  series   checkpatch.pl --strict from linux-source-6.1 reports 0 errors and 0
+           warnings on every patch (the harness's too), read as a patch and
+           as a file (--file); the vendored core is the repository's
+           (vendored.py); tests/kernel/harness/series lists the same patches
+  build    the patched kernel (kbuild: the series is applied with patch -p1 to
+           the pristine source; cached, a warm cache rebuilds nothing and says
+           so). No step builds the pristine kernel: it judges nothing here, and
+           a cold cache pays 8-12 minutes for each kernel. tests/kernel/compare
+           (and bench/run) build and boot it; runs/*-pristine.txt hold its
+           recorded coherence and offline runs
+  kunit    boots the patched kernel under QEMU -smp 4: every KUnit case passes
+           (the kernel's kunit.py parses the console), no kernel report; prints
+           luf's IPIs beside the rise of the "TLB shootdowns" row
+  debug    the debug kernel (debug.config: KASAN, lockdep, atomic-sleep, DEBUG_VM,
+           ...; luf-debug.config; the harness, which changes no behaviour
+           without luf.mutant=): the KUnit suite on 4 CPUs, the reclaim and the
+           checker workloads (each with a floor of deferred flushes; the
+           checker's also with one of writes that settled a deferral: seen
+           failing with 16 deferred in 256 MiB and with its writer off, 0
+           write aborts), with no report of any kind on the console (and
+           shows the scan can fail: booted with luf.mutant=BAD_ACCESS, a
+           harness KUnit case that reads freed memory and calls might_sleep()
+           under a spinlock must make the scan fail)
+  kcsan    the KCSAN kernel (KCSAN and KASAN exclude each other; the harness):
+           the KUnit suite and the reclaim workload. Data races in code luf
+           neither is nor changes (6.1's printk, readahead, vmstat have some)
+           are listed, not failed on; any other report fails (boot). Shows it
+           can fail: booted with luf.mutant=BAD_RACE, a harness KUnit case
+           racing with a kthread on one word must make the scan fail
+  coherence  the coherence workload (guest/coherence.c) on the patched kernel:
+           stale translations made on purpose, new contents written by pwrite(),
+           a second process's mapping, O_DIRECT and a file system's mount (its
+           claim, then its superblock write) (each writer must meet at least
+           one open window), an O_DIRECT write held in flight by QEMU while the
+           page is refaulted and reclaimed (nothing is deferred meanwhile: no
+           window), an asynchronous one (io_submit()) before the page read
+           meanwhile is reclaimed (its disk defers nothing from then on: no
+           window), a file's page written through a file system that is then
+           unmounted (a write bio that is not the disk's own writeback makes
+           it defer nothing: no window), an NVMe Write Zeroes passed through
+           (a command that changes blocks without data: as passthru), an NVMe
+           Write passed through to a namespace, plain and under native
+           multipath (it closes the first round's window, if one opened; its
+           disk defers nothing from then on), a pwrite() through the NVMe
+           target's loopback to the disk its block backend exports (the
+           target's bios: as passthru) and the reverse, a pwrite() to that disk
+           under the namespace the host sees (a namespace behind a fabric
+           defers nothing: no window), a pwrite() to a loop device's backing
+           file (a loop device defers nothing: no window), a pwrite() to the
+           member of a device-mapper device (a stacked device defers nothing:
+           no window), a pwrite() to a disk image's second attachment after
+           the first's queue/luf_defer was set to 0 (a marked disk defers
+           nothing: no window), and pwrite() through a partition before the whole
+           disk's copy is reclaimed (a partitioned disk defers nothing: no
+           window); no reader may read the old contents once the new ones were
+           seen, and every round must have seen the new ones. (On the
+           pristine kernel the same rounds open no window: runs/coherence-pristine.txt)
+  park     parked memory is memory: a pc-dimm block holding folios luf parked
+           (the offline workload, guest/offline.c) goes offline within 10 s;
+           the parked amount shows in /proc/meminfo (LufParked) and is back to
+           0 a second after reclaim stops (the idle workload), which must fail
+           with luf.idle_ms=0; one MADV_PAGEOUT of 1 GiB (the pageout workload)
+           leaves no more parked than vm.luf_park_pages set to 64 pages (below
+           the 512 folios of one pass; PARK_UNBOUNDED fails it); an allocation
+           that needs half of 128 MiB its own reclaim parked gets it, not the OOM
+           killer (the oom workload; ALLOC_NO_DRAIN fails it). (The pristine
+           kernel's offline: runs/offline-pristine.txt, tests/kernel/README.md)
+  mutants  the harness kernel booted with luf.mutant=NAME, once per core mutant
+           (tests/MUTANTS.md; the harness patch turns the core's compile-time
+           switches into luf_mutant() tests): each must fail a KUnit case
+  mm-mutants  the harness kernel booted with luf.mutant=NAME: one rule of the reclaim
+           path switched off per boot (one build serves them all):
+           RECLAIM_NO_FLUSH frees pend folios unflushed: the checker must see
+           stale reads; NO_FILE_ABORT leaves writes unsettled: the coherence
+           workload must see old contents after new ones, with each of its
+           pwrite, map and dio writers;
+           NO_CLAIM_SETTLE leaves a holder's claim unsettled: the mount writer
+           must see the old superblock after the new one; PARTITION_DEFERS lets
+           a disk with partitions defer: the part writer must see old contents;
+           DIRECT_DEFERS lets a disk defer while a direct write is in flight:
+           the flight writer must see old contents; AIO_DEFERS lets a disk
+           written asynchronously defer: the aio writer must see old contents;
+           PASSTHROUGH_DEFERS, NVME_HEAD_DEFERS, LOOP_DEFERS and STACKED_DEFERS
+           let a disk written by passthrough, a multipath head, a loop device
+           and a dm device defer: the passthru, mpath, loop and dm writers must
+           see old contents; BIO_DEFERS lets a disk written by bios that are
+           not its own writeback defer: the release and target writers must
+           see old contents; LBCC_DEFERS and FABRICS_DEFERS let a disk written
+           by NVMe Write Zeroes and a namespace behind a fabric defer: the
+           zeroes and export writers must see old contents; SYSFS_IGNORED
+           lets a disk marked through queue/luf_defer defer: the shared
+           writer must see old contents;
+           OFFLINE_NO_DRAIN: the offline workload must hit its limit;
+           ALLOC_NO_DRAIN: the oom workload's allocation must be OOM-killed;
+           PARK_UNBOUNDED: the pageout workload must exceed a 64-page bound;
+           DEFER_FLUSH_PENDING, NESTED_DEFER, NO_DEFER_BUMP (a lazy CPU left
+           out of a flush never catches up) and LAZY_IPI (lazy CPUs
+           interrupted) must each fail their KUnit case; DEFER_DIRTY defers
+           dirty translations: the LUF_DEBUG check in try_to_unmap_one() must
+           fire (mixed workload)
+  compare  tests/kernel/compare --runs 1 --short --workloads reclaim,checker
+           --baseline-off: the patched kernel, each workload once, and its runs
+           with luf.reclaim=0 as the baseline; fails on a checker mismatch or a
+           kernel report (tests/kernel/compare's default adds the mixed workload; in
+           ctest it boots only in mm-mutants, under DEFER_DIRTY)
+Prints "kernel.STEP: ..." lines on stdout. The rules are functions of boot's
+key=value output (ktool.test_ci tests them).
+Environment: as kbuild and boot (LUF_KERNEL_CACHE, LUF_KERNEL_JOBS, ...).
+Exit: 0 pass, 1 fail, 2 usage, 77 skipped (no linux-source-6.1 or QEMU: run
+scripts/deps.sh kernel).
+"""
+import glob
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+
+from . import cli, kernels
+
+BOOT = os.path.join(cli.KDIR, "boot")
+PATCHES = os.path.dirname(cli.SERIES)
+# Mutants a KUnit case cannot see, and why (tests/MUTANTS.md).
+NOT_IN_KUNIT = {
+    "DONE_RELAXED": "an acquire load and a plain load are the same instruction on x86 (TSO); "
+                    "ThreadSanitizer catches it in the tsan stage",
+}
+# Under TCG the sanitizer kernels run many times slower than on hardware, and slower
+# still on a busy host: a stretch of upstream code without a resched point can
+# outlast the default watchdogs (soft lockup 20 s, RCU stall 21 s, hung task 120 s;
+# seen in ACPI's AML interpreter at boot, when these kernels had ACPI). Longer
+# limits, still far below the QEMU timeout, so that a real hang is still reported.
+SLOW = ["--append", "watchdog_thresh=60 rcupdate.rcu_cpu_stall_timeout=300 "
+        "sysctl.kernel.hung_task_timeout_secs=600"]
+WORKLOAD = r"^(status|fail_reason|kernel_problems|workload\.)"  # what a failed boot shows
+NOT_OK = r"^ *not ok [0-9]+ "  # a failed KUnit case (or suite) on the console
+
+
+# The rules: functions of boot's output (its key=value lines, maybe with its stderr
+# mixed in) and consoles, as text. A value boot did not print counts as 0.
+
+def parse_kv(text):
+    """boot's results in @text: {KEY: VALUE} of every line KEY=VALUE (KEY of word
+    characters and dots; a later line wins)."""
+    return dict(re.findall(r"^([\w.]+)=(.*)$", text, re.M))
+
+
+def num(value):
+    """@value (a str or None) as an int; 0 if empty, missing or not an integer."""
+    try:
+        return int(value or 0)
+    except ValueError:
+        return 0
+
+
+def lines(text):
+    """The lines of @text, as grep and tail see them (split at newlines only)."""
+    return (text[:-1] if text.endswith("\n") else text).split("\n") if text else []
+
+
+def grep(text, pattern):
+    """The lines of @text that @pattern (a regular expression) matches anywhere."""
+    return [l for l in lines(text) if re.search(pattern, l)]
+
+
+def show(text, pattern):
+    """The lines of @text that @pattern matches, each followed by a space (one line)."""
+    return "".join(l + " " for l in grep(text, pattern))
+
+
+def sanitizer_fails(out):
+    """The FAIL messages of the debug or kcsan step's reclaim boot (with --kunit)
+    whose output is @out; [] if it meets every floor."""
+    kv, fails = parse_kv(out), []
+    # Every CPU up (a firmware that lists one CPU makes 15 KUnit cases skip and the
+    # run pass), and no KUnit case skipped but the harness's two.
+    if kv.get("guest_nproc") != "4" or kv.get("kunit_cases_skipped") != "2":
+        fails.append("FAIL: not 4 CPUs, or KUnit cases skipped other than luf_test_bad_access "
+                     "and luf_test_bad_race: " + show(out, r"^(guest_nproc|kunit_cases_skipped)="))
+    n = kv.get("nr_luf_deferred")
+    if num(n) < 50000:
+        fails.append("FAIL: the reclaim workload deferred %s flushes, fewer than 50,000"
+                     % (n or "no"))
+    return fails
+
+
+def checker_fails(out):
+    """The FAIL message of the debug step's checker boot whose output is @out, or None:
+    it must defer 5,000 flushes, and its writes must settle one (a write abort)."""
+    kv = parse_kv(out)
+    n = kv.get("nr_luf_deferred")
+    ab = num(kv.get("nr_luf_abort_write_fault")) + num(kv.get("nr_luf_abort_write_other"))
+    if num(n) < 5000 or ab < 1:
+        return ("FAIL: the checker deferred %s flushes (fewer than 5,000) or its writes settled "
+                "none (%d write aborts)" % (n or "no", ab))
+    return None
+
+
+def scan_missing(console, patterns):
+    """The first of @patterns no line of @console matches, or None: a sanitizer
+    kernel's console must show the report its deliberate misbehaviour makes."""
+    return next((p for p in patterns if not grep(console, p)), None)
+
+
+def coherence_fails(out):
+    """The FAIL messages of the coherence workload's boot whose output is @out; [] if
+    every writer proved something."""
+    kv, fails = parse_kv(out), []
+    # Not vacuous: each writer that settles a deferral it may meet (pwrite, map,
+    # dio, mount) met at least one stale translation (a kernel thread on the
+    # reader's CPU may close a window now and then).
+    # (The zeroes, passthru, mpath and target writers' first round may open one,
+    # which the write must close; later rounds open none: the disk was written
+    # around its page cache. One chance per run is too few to require it. The
+    # release, flight, aio, loop, dm, export, shared and part writers open none on
+    # luf: nothing is deferred on a disk written by bios that are not its own
+    # writeback (the release writer's file system writes its file at set-up,
+    # before round 1), while a direct write is in flight, nor on a disk written
+    # asynchronously, a loop device, a stacked device, a namespace behind a fabric,
+    # a disk marked through queue/luf_defer (shared) or a partitioned disk;
+    # BIO_DEFERS, DIRECT_DEFERS, AIO_DEFERS, LBCC_DEFERS, PASSTHROUGH_DEFERS,
+    # NVME_HEAD_DEFERS, LOOP_DEFERS, STACKED_DEFERS, FABRICS_DEFERS, SYSFS_IGNORED
+    # and PARTITION_DEFERS show their checks can fail.)
+    for w in ("pwrite", "map", "dio", "mount"):
+        if num(kv.get("workload.%s_windows" % w)) < 1:
+            fails.append("FAIL: the %s writer met no stale translation: it proves nothing" % w)
+    # And every round of every writer must have seen the new version (its
+    # witness, or an O_DIRECT read of a disk written around its page cache):
+    # a write that missed the page would make 0 stale reads vacuous.
+    for w in re.findall(r"^workload\.([a-z]+)_rounds=", out, re.M):
+        n = kv.get("workload.%s_new_seen" % w) or "0"
+        if n != kv["workload.%s_rounds" % w]:
+            fails.append("FAIL: the %s writer's witness read the new version in %s of %s rounds"
+                         % (w, n, kv["workload.%s_rounds" % w]))
+    # The shared writer's disk, marked through its queue/luf_defer, reads 0 and
+    # cannot be unmarked (EINVAL).
+    if kv.get("workload.shared_luf_defer") != "0" or \
+            kv.get("workload.shared_unmark_errno") != "22":
+        fails.append("FAIL: queue/luf_defer of the shared writer's disk: " +
+                     show(out, r"^workload\.shared_(luf_defer|unmark_errno|marked)="))
+    # The flight and aio writers instead need a round where reclaim took the
+    # page read back with the old contents while the write was in flight.
+    for w in ("flight", "aio"):
+        if num(kv.get("workload.%s_tested" % w)) < 1:
+            fails.append("FAIL: no round of the %s writer reclaimed the page during its write: "
+                         "it proves nothing" % w)
+    return fails
+
+
+def nothing_parked(out):
+    """Whether the park step's offline boot (output @out) had nothing parked in the
+    block it offlined: then the offline proves nothing."""
+    return num(parse_kv(out).get("workload.parked_kb")) <= 0
+
+
+def core_mutants():
+    """The core's mutants: every LUF_MUTANT_NAME in include/luf and lib/*.c, the
+    NAMEs sorted, once each."""
+    files = glob.glob(os.path.join(cli.REPO, "include", "luf", "**"), recursive=True)
+    names = set()
+    for f in files + glob.glob(os.path.join(cli.REPO, "lib", "*.c")):
+        if os.path.isfile(f):
+            with open(f, errors="replace") as fh:
+                names |= set(re.findall(r"LUF_MUTANT_([A-Z_]+)", fh.read()))
+    return sorted(names)
+
+
+def kunit_caught(rc, out, console):
+    """A core mutant's KUnit boot (exit status @rc, output @out, console @console):
+    (True, what caught it), (False, why not) if every case passed, or (None, ...) if
+    the boot failed for another reason."""
+    if rc == 0:
+        return False, "NOT caught: every KUnit case passed"
+    if grep(out, r"^fail_reason=.*KUnit") and grep(console, NOT_OK):
+        cases = {re.sub(NOT_OK, "", l) for l in grep(console, r"^ +not ok [0-9]+ ")}
+        return True, "caught by: " + "".join(c + " " for c in sorted(cases))
+    return None, "the boot failed for another reason:"
+
+
+def stale_caught(mutant, writers, out):
+    """[(caught, message)] for each of @writers of the coherence workload booted with
+    @mutant (output @out): each writer's reader must have seen old contents after new
+    ones (stale reads), or the check of that rule cannot fail."""
+    kv, res = parse_kv(out), []
+    for w in writers:
+        n = kv.get("workload.%s_stale_reads" % w)
+        if num(n) > 0:
+            res.append((True, "%s: caught by the coherence workload's %s writer: %s stale reads"
+                        % (mutant, w, n)))
+        else:
+            res.append((False, "%s: NOT caught by the %s writer (%s_stale_reads=%s)"
+                        % (mutant, w, w, n or "none")))
+    return res
+
+
+def mm_caught(mutant, out, run=1):
+    """(caught, message) of the harness kernel's boot with luf.mutant=@mutant, whose
+    output is @out: RECLAIM_NO_FLUSH (the checker's boot number @run: folios freed
+    before their flush make it see stale reads), ALLOC_NO_DRAIN (the oom workload's
+    allocation that needs the parked memory ends in the OOM killer, SIGKILL),
+    OFFLINE_NO_DRAIN (the offline workload gives up at its 10 s limit, EINTR:
+    offline_rc=4) or PARK_UNBOUNDED (one MADV_PAGEOUT pass, 512 folios, leaves more
+    than a 64-page bound parked)."""
+    kv = parse_kv(out)
+    key, caught, what = {
+        "RECLAIM_NO_FLUSH": ("mismatches", lambda v: num(v) > 0, lambda v: "the checker "
+                             "(run %d): %s stale reads, e.g.:" % (run, v)),
+        "ALLOC_NO_DRAIN": ("hog", lambda v: v == "signal9", lambda v: "the oom workload: the "
+                           "allocation was OOM-killed with %s kB parked"
+                           % kv.get("workload.parked_max_kb", "")),
+        "OFFLINE_NO_DRAIN": ("offline_rc", lambda v: (v or "0") == "4", lambda v: "the offline "
+                             "workload: " + show(out, r"^workload\.(parked_kb|offline_s)=")),
+        "PARK_UNBOUNDED": ("parked_max_kb", lambda v: num(v) > 64 * 4, lambda v: "the pageout "
+                           "workload: %s kB parked, bound 256 kB" % v),
+    }[mutant]
+    v = kv.get("workload." + key)
+    if caught(v):
+        return True, "%s: caught by %s" % (mutant, what(v))
+    return False, "%s: NOT caught (%s=%s)" % (mutant, key, v or "none")
+
+
+def case_failed(console, case):
+    """Whether the KUnit case @case failed on @console."""
+    return bool(grep(console, NOT_OK + re.escape(case) + "$"))
+
+
+# What the LUF_DEBUG check in try_to_unmap_one() prints when it fires.
+DIRTY = r"(WARNING: .*|luf: )at mm/rmap\.c"
+
+
+def checkpatch_total(out):
+    """checkpatch.pl's output @out: (its "total: ..." lines, whether they say 0 errors
+    and 0 warnings); ("", False) if it checked nothing."""
+    total = grep(out, r"^total: [0-9]+ errors, [0-9]+ warnings, ([0-9]+ checks, )?[0-9]+ lines")
+    return "\n".join(total), any(t.startswith("total: 0 errors, 0 warnings") for t in total)
+
+
+def after_context(text, pattern, n=3):
+    """grep -A@n -E @pattern: the matching lines of @text, each with the @n lines
+    after it, "--" between groups that do not touch."""
+    ls, out, last = lines(text), [], None
+    for i, l in enumerate(ls):
+        if re.search(pattern, l):
+            start = i if last is None or i > last else last + 1
+            if last is not None and i > last + 1:
+                out.append("--")
+            out += ls[start:i + n + 1]
+            last = min(i + n, len(ls) - 1)
+    return out
+
+
+def series_lines(path):
+    """The lines of the series file @path but its "#" comments."""
+    with open(path) as f:
+        return [l.rstrip("\n") for l in f if not l.startswith("#")]
+
+
+def harness_lists_series(series, harness):
+    """Whether the series file @harness (tests/kernel/harness/series) lists the patches
+    of @series (lib/kernel/patches/series), in order, as ../ paths, blank lines too."""
+    return series_lines(series) == [os.path.basename(l) for l in series_lines(harness)
+                                    if l.startswith("../")]
+
+
+def echo(rows, indent=""):
+    """Print each of @rows (lines) after @indent."""
+    for l in rows:
+        print(indent + l, flush=True)
+
+
+class Ci:
+    """One step: its messages, its scratch directory @work, the boots it runs."""
+
+    def __init__(self, step, work):
+        self.step, self.work, self.fail, self.mm = step, work, False, None
+
+    def say(self, msg, fail=False):
+        """Print "kernel.STEP: @msg"; @fail marks the step failed."""
+        print("kernel.%s: %s" % (self.step, msg), flush=True)
+        self.fail |= fail
+
+    def console(self, name):
+        return os.path.join(self.work, name + ".console")
+
+    def read(self, name):
+        """The text of the console @name (empty if boot wrote none)."""
+        try:
+            with open(self.console(name), errors="replace") as f:
+                return f.read()
+        except OSError:
+            return ""
+
+    @staticmethod
+    def boot(*args, stderr=subprocess.STDOUT):
+        """Run tests/kernel/boot with @args: its CompletedProcess (stdout, with its
+        stderr unless @stderr says where it goes)."""
+        return cli.run([BOOT] + list(args), stdout=subprocess.PIPE, stderr=stderr)
+
+    def kunit_boot(self, img, name, *args):
+        """The KUnit suite at boot of @img, its console kept as @name."""
+        return self.boot("--kernel", img, "--workload", "kunit", "--console", self.console(name),
+                         *args)
+
+    def scan_catches(self, img, mutant, what, *patterns):
+        """The sanitizer kernel @img (a harness kernel) boots with luf.mutant=@mutant,
+        which runs a KUnit case that misbehaves on purpose; the console scan must fail
+        on its console, which must hold a line matching each of @patterns."""
+        p = self.kunit_boot(img, "bad", "--timeout", "900", *SLOW,
+                            "--append", "luf.mutant=" + mutant)
+        scan = self.boot("--check-console", self.console("bad"))
+        if scan.returncode == 0:
+            self.say("FAIL: the console scan missed %s:" % what, True)
+            return echo(lines(p.stdout)[-20:])
+        console = self.read("bad")
+        self.say("the scan catches %s: %s report lines, e.g.:"
+                 % (what, parse_kv(scan.stdout).get("kernel_problems", "")))
+        missing = scan_missing(console, patterns)
+        for pat in patterns:
+            if pat == missing:
+                return self.say("FAIL: no report matching '%s'" % pat, True)
+            echo(grep(console, pat)[:1], "    ")
+        return None
+
+    def series(self):
+        # What checkpatch reads (scripts, MAINTAINERS, the SPDX licenses, include/);
+        # the other folders it looks for to know it is at the top of a tree are empty.
+        k = "linux-source-6.1"
+        if cli.run(["tar", "-xJf", cli.TARBALL, "-C", self.work] + [
+                k + "/" + m for m in ("scripts", "MAINTAINERS", "COPYING", "CREDITS", "Kbuild",
+                                      "Makefile", "README", "Documentation/process", "LICENSES",
+                                      "include")]).returncode:
+            raise cli.Fail("cannot unpack " + cli.TARBALL)
+        tree = os.path.join(self.work, k)
+        for d in ("arch", "drivers", "fs", "init", "ipc", "kernel", "lib"):
+            os.makedirs(os.path.join(tree, d), exist_ok=True)
+        env = dict(os.environ, PATH="/usr/bin:" + os.environ.get("PATH", ""))
+        harness = os.path.join(cli.KDIR, "harness")
+        # Each patch as a patch, and as a plain file (what a reader of the file sees:
+        # no line may end in whitespace, blank context lines included).
+        for f in [os.path.join(PATCHES, w) for l in series_lines(cli.SERIES) for w in l.split()] + \
+                [os.path.join(harness, w) for l in series_lines(os.path.join(harness, "series"))
+                 for w in l.split() if not w.startswith("../")]:
+            for mode in ([], ["--file"]):
+                # Run from the source tree (no .git: its spelling, SPDX and
+                # MAINTAINERS checks run; its commit-id lookup needs none); say its
+                # totals, fail on any error or warning.
+                out = cli.run(["perl", "scripts/checkpatch.pl", "--strict"] + mode + [f],
+                              cwd=tree, env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT).stdout
+                total, clean = checkpatch_total(out)
+                name = os.path.basename(f)
+                if not total:
+                    self.say("FAIL: checkpatch did not check %s:" % name, True)
+                    echo(lines(out)[:20], "    ")
+                    continue
+                self.say("checkpatch --strict%s %s: %s"
+                         % ("".join(" " + m for m in mode), name, total[len("total: "):]))
+                if not clean:
+                    self.fail = True
+                    echo(after_context(out, r"^(ERROR|WARNING):"), "    ")
+        if cli.run([os.path.join(PATCHES, "vendored.py")]).returncode:
+            self.fail = True
+        if not harness_lists_series(cli.SERIES, os.path.join(harness, "series")):
+            self.say("FAIL: tests/kernel/harness/series does not list lib/kernel/patches/series",
+                     True)
+
+    def sanitizer(self):
+        step = self.step
+        img = kernels.build(step)
+        # KUnit runs at every boot of these kernels: the first workload's boot
+        # parses it (--kunit). A disk read once in 160 MiB: fewer than 50,000
+        # deferred flushes would prove little of luf's paths under the sanitizer.
+        # On microvm, 128 MiB gave the debug kernel 114,955 and the KCSAN kernel
+        # 41,781-57,897 (on pc, with ACPI and PCI, 90,000-120,000: the smaller
+        # kernel leaves more page cache); 144 MiB gave the latter 110,797 (160 MiB:
+        # 132,162, in half as much time again).
+        disk = "128" if step == "debug" else "144"
+        p = self.boot("--kernel", img, "--workload", "reclaim", "--kunit", "--mem", "160M",
+                      "--disk-mb", disk, "--passes", "1", "--timeout", "1500", *SLOW,
+                      stderr=None)
+        self.fail |= p.returncode != 0
+        echo(grep(p.stdout, r"^(status|fail_reason|guest_nproc|tlb_shootdowns|runtime_s|"
+                                 r"kernel_problems|kcsan_|kunit_|nr_luf_)"))
+        for m in sanitizer_fails(p.stdout):
+            self.say(m, True)
+        if step == "debug":
+            # The checker's writes settle what reclaim deferred (write aborts):
+            # paths the reclaim workload never takes. In 256 MiB under KASAN its
+            # hot sets, streamer and filler all fit and reclaim deferred 16
+            # flushes (seen); in 160 MiB with the filler asked for 40 MiB,
+            # 63,892 with 401 write aborts (pc), 50,025 with 351 (microvm), and
+            # 11,829-17,959 with 126-181 while a kernel built (pc).
+            p = self.boot("--kernel", img, "--workload", "checker", "--mem", "160M", "--seconds",
+                          "20", "--disk-mb", "192", "--wargs", "--hot-pages 4096 --fill-mb 40 "
+                          "--min-moves 1 --max-seconds 60", "--timeout", "1500", *SLOW,
+                          stderr=None)
+            self.fail |= p.returncode != 0
+            echo(grep(p.stdout, r"^(status|fail_reason|kernel_problems|nr_luf_(deferred|"
+                                     r"abort_write_[a-z]*)|workload\.(mismatches|reads|moves))="))
+            m = checker_fails(p.stdout)
+            if m:
+                self.say(m, True)
+            # The scan can fail: a harness KUnit case reads freed memory and calls
+            # might_sleep() under a spinlock; the boot must fail on the reports alone.
+            self.scan_catches(img, "BAD_ACCESS", "a deliberate bad access", "BUG: KASAN",
+                              "sleeping function called from invalid context")
+            return
+        # The KCSAN run can fail: a harness KUnit case races with a kthread on one
+        # word; the boot must fail on the report, which names a luf function.
+        self.scan_catches(img, "BAD_RACE", "a deliberate data race",
+                          "BUG: KCSAN: data-race in .*luf_test_")
+        # On this kernel's tree, kswapd() holds the inlined kswapd_try_to_sleep(),
+        # which the series changes: a race there must count as luf's (boot).
+        with open(self.console("inl"), "w") as f:
+            for fx in ("kunit-console.txt", "kcsan-kswapd.txt"):
+                with open(os.path.join(cli.KDIR, "fixtures", fx)) as src:
+                    f.write(src.read())
+        if self.boot("--check-console", self.console("inl"), "--kernel", img).returncode == 0:
+            self.say("FAIL: a race in kswapd (kswapd_try_to_sleep inlined) was not taken as "
+                     "luf's", True)
+
+    def coherence(self):
+        p = self.boot("--kernel", kernels.build("luf"), "--workload", "coherence",
+                      "--timeout", "900")
+        if p.returncode:
+            self.say("FAIL: a reader saw old contents after new ones, or the boot failed", True)
+        echo(grep(p.stdout, WORKLOAD), "  luf: ")
+        for m in coherence_fails(p.stdout):
+            self.say(m, True)
+
+    def park(self):
+        img = kernels.build("luf")
+        p = self.boot("--kernel", img, "--workload", "offline", "--timeout", "600")
+        self.fail |= p.returncode != 0
+        self.say("luf: offline: " + show(p.stdout,
+                                         r"^(status|workload\.(parked_kb|offline_rc|offline_s))="))
+        if nothing_parked(p.stdout):
+            self.say("FAIL: nothing parked in the block: the offline proves nothing", True)
+        p = self.boot("--kernel", img, "--workload", "idle", "--timeout", "600")
+        if p.returncode:
+            self.say("FAIL: parked memory not released a second after reclaim stopped (or "
+                     "nothing parked)", True)
+        self.say("luf: idle: " + show(p.stdout, r"^(status|workload\.(parked_kb|idle_parked_kb))="))
+        # The idle check can fail: with the idle drain off, the parked pages stay.
+        p = self.boot("--kernel", img, "--workload", "idle", "--append", "luf.idle_ms=0",
+                      "--timeout", "600")
+        if p.returncode == 0:
+            self.say("FAIL: with luf.idle_ms=0 the idle workload still passed: the check cannot "
+                     "fail", True)
+        else:
+            self.say("luf.idle_ms=0: idle: %s(fails, as it must)"
+                     % show(p.stdout, r"^workload\.(parked_kb|idle_parked_kb)="))
+        # The bound at 64 pages, below the 512 folios one MADV_PAGEOUT pass parks.
+        # (At the default bound the call settles the mm at each page table it walks
+        # and keeps the park small on every kernel: that run could not fail.)
+        p = self.boot("--kernel", img, "--workload", "pageout", "--wargs", "--park 64",
+                      "--timeout", "600")
+        if p.returncode:
+            self.say("FAIL: one MADV_PAGEOUT of 1 GiB parked more than vm.luf_park_pages (64)",
+                     True)
+        self.say("luf: pageout, bound 64: " +
+                 show(p.stdout, r"^(status|workload\.(park_pages|deferred|parked_max_kb))="))
+        # An allocation that needs the parked memory gets it before the OOM killer.
+        p = self.boot("--kernel", img, "--workload", "oom", "--timeout", "600")
+        if p.returncode:
+            self.say("FAIL: an allocation that needed parked memory did not get it (or never "
+                     "needed it):", True)
+            echo(grep(p.stdout, r"^(fail_reason|workload\.)|offline:|Out of memory"))
+        self.say("luf: oom: " + show(p.stdout, r"^(status|workload\.(hog|parked_max_kb|drains|"
+                                               r"reader_switches|attempts))="))
+
+    def mutants(self):
+        kernels.build("luf")  # the objects the harness kernel starts from
+        img = kernels.build("mutant")  # luf.mutant=NAME switches a core rule off too
+        caught = total = 0
+        for m in core_mutants():
+            if m in NOT_IN_KUNIT:
+                self.say("%s: not a KUnit mutant: %s" % (m, NOT_IN_KUNIT[m]))
+                continue
+            total += 1
+            p = self.kunit_boot(img, m, "--append", "luf.mutant=" + m)
+            ok, msg = kunit_caught(p.returncode, p.stdout, self.read(m))
+            caught += bool(ok)
+            self.say("%s: %s" % (m, msg), not ok)
+            if ok is None:
+                echo(lines(p.stdout)[-15:], "    ")
+        self.say("mutants caught by KUnit: %d/%d" % (caught, total))
+
+    def verdicts(self, res, out, shown=WORKLOAD):
+        """Say each (caught, message) of @res; a mutant not caught fails the step and
+        shows the lines of @out that @shown matches."""
+        for ok, msg in res:
+            self.say(msg, not ok)
+            if not ok:
+                echo(grep(out, shown))
+
+    def stale(self, mutant, *writers):
+        """Mutant @mutant switches one rule off: the coherence workload's @writers (one
+        boot) must each make its reader see old contents after new ones."""
+        p = self.boot("--kernel", self.mm, "--append", "luf.mutant=" + mutant, "--workload",
+                      "coherence", "--wargs", "--writers " + ",".join(writers), "--timeout", "900")
+        self.verdicts(stale_caught(mutant, writers, p.stdout), p.stdout)
+
+    def mm_boot(self, mutant, workload, *args, stderr=subprocess.STDOUT):
+        """The harness kernel's boot with luf.mutant=@mutant, as boot()."""
+        return self.boot("--kernel", self.mm, "--append", "luf.mutant=" + mutant, "--workload",
+                         workload, *args, stderr=stderr)
+
+    def mm_mutants(self):
+        # The reclaim path's own rules, broken one at a time in mm/luf.c (the harness).
+        # The checker reads a hot set of 4096 pages per reader: enough mapped pages
+        # go through reclaim for luf to defer hundreds of thousands of flushes.
+        kernels.build("luf")
+        # One harness kernel for every rule: luf.mutant=NAME switches it off at boot.
+        self.mm = kernels.build("mutant")
+        # Folios handed to the page allocator before their flush: stale reads.
+        # How many stale reads a run sees varies (2 to a few hundred were seen): up to
+        # three runs, until one sees any.
+        for run in (1, 2, 3):
+            p = self.mm_boot("RECLAIM_NO_FLUSH", "checker", "--seconds", "45", "--disk-mb",
+                             "256", "--wargs", "--hot-pages 4096 --min-moves 1 --max-seconds 90",
+                             "--timeout", "900", stderr=subprocess.PIPE)
+            ok, msg = mm_caught("RECLAIM_NO_FLUSH", p.stdout, run)
+            if ok:
+                break
+        self.verdicts([(ok, msg)], p.stdout, r"^(status|fail_reason|kernel_problems|"
+                                             r"nr_luf_deferred)=")
+        if ok:
+            echo(grep(p.stderr, r"^  mismatch")[:2])
+        # Writes to a file that settle nothing: with every writer, the coherence
+        # workload's reader must see the old contents after the new ones were read.
+        self.stale("NO_FILE_ABORT", "pwrite", "map", "dio")
+        # A holder's claim that settles nothing: the mount writer's reader must see
+        # the old superblock after the new one was read.
+        self.stale("NO_CLAIM_SETTLE", "mount")
+        # An allocator that never drains the park: the allocation that needs the
+        # parked memory ends in the OOM killer (SIGKILL).
+        p = self.mm_boot("ALLOC_NO_DRAIN", "oom", "--timeout", "600")
+        self.verdicts([mm_caught("ALLOC_NO_DRAIN", p.stdout)], p.stdout)
+        # A partitioned disk that defers: the part writer's reader (a translation
+        # through the whole disk) must see the old contents once the disk has the new.
+        self.stale("PARTITION_DEFERS", "part")
+        # A disk that defers while a direct write is in flight: the folio the
+        # flight writer's reader maps, read again from the disk before the write
+        # reached it and reclaimed meanwhile, must leave it on the old contents.
+        self.stale("DIRECT_DEFERS", "flight")
+        # A disk that still defers after an asynchronous direct write: the folio the
+        # aio writer's reader maps keeps the old contents after the write (nothing
+        # invalidates it), and reclaim's deferred flush must leave it on them.
+        self.stale("AIO_DEFERS", "aio")
+        # A disk written by a passthrough request (an NVMe Write through its
+        # character device) that still defers: the reader must stay on the old
+        # contents once the disk has the new.
+        self.stale("PASSTHROUGH_DEFERS", "passthru")
+        # A loop device that defers: a write to its backing file must leave the
+        # reader of the loop device's page cache on the old contents.
+        self.stale("LOOP_DEFERS", "loop")
+        # A device-mapper device that defers: a write to its member must leave the
+        # reader of the dm device's page cache on the old contents.
+        self.stale("STACKED_DEFERS", "dm")
+        # An NVMe multipath head disk written by passthrough that still defers (the
+        # request marks the path's hidden disk only): the mpath writer's reader must
+        # stay on the old contents.
+        self.stale("NVME_HEAD_DEFERS", "mpath")
+        # Write bios that are not the disk's own writeback leave it deferring: the
+        # readers of a disk a file system wrote and released (release) and of the
+        # disk the NVMe target's block backend writes (target) must stay on the old
+        # contents once the disk has the new.
+        self.stale("BIO_DEFERS", "release", "target")
+        # An NVMe Write Zeroes passed through that leaves its namespace deferring:
+        # the zeroes writer's reader must stay on the old contents.
+        self.stale("LBCC_DEFERS", "zeroes")
+        # A namespace behind a fabric that defers: a write to the target's disk
+        # must leave the reader of the host's namespace on the old contents.
+        self.stale("FABRICS_DEFERS", "export")
+        # A disk whose administrator wrote 0 to its queue/luf_defer (an image
+        # attached twice) that still defers: a write through its other
+        # attachment must leave the shared writer's reader on the old contents.
+        self.stale("SYSFS_IGNORED", "shared")
+        # Offlining that never reaches luf_drain(): the block holding parked folios
+        # must not go offline (the workload gives up at its 10 s limit, EINTR).
+        p = self.mm_boot("OFFLINE_NO_DRAIN", "offline", "--timeout", "600")
+        self.verdicts([mm_caught("OFFLINE_NO_DRAIN", p.stdout)], p.stdout)
+        # Reclaim that parks past vm.luf_park_pages: one pass of MADV_PAGEOUT (512
+        # folios) must leave more than a 64-page bound parked.
+        p = self.mm_boot("PARK_UNBOUNDED", "pageout", "--wargs", "--park 64", "--timeout", "600")
+        self.verdicts([mm_caught("PARK_UNBOUNDED", p.stdout)], p.stdout)
+        # Rules KUnit checks directly: the named case must fail in the mutant's kernel.
+        for name, case in (("DEFER_FLUSH_PENDING", "luf_test_flush_pending_not_deferred"),
+                           ("NESTED_DEFER", "luf_test_nested_pass"),
+                           ("NO_DEFER_BUMP", "luf_test_lazy_cpu"),
+                           ("LAZY_IPI", "luf_test_lazy_cpu")):
+            p = self.kunit_boot(self.mm, name, "--append", "luf.mutant=" + name)
+            if case_failed(self.read(name), case):
+                self.say("%s: caught by KUnit: %s" % (name, case))
+            else:
+                self.say("%s: NOT caught by %s" % (name, case), True)
+                echo(lines(p.stdout)[-15:])
+        # Dirty translations deferred: QEMU keeps no stale writable entry long enough
+        # for a workload to see, so the LUF_DEBUG check in try_to_unmap_one() must fire.
+        p = self.mm_boot("DEFER_DIRTY", "mixed", "--disk-mb", "320", "--passes", "1",
+                         "--timeout", "1500", "--console", self.console("dd"))
+        hit = grep(self.read("dd"), DIRTY)[:1]
+        if hit:
+            self.say("DEFER_DIRTY: caught by its LUF_DEBUG check on the mixed workload:")
+            echo(hit, "    ")
+        else:
+            self.verdicts([(False, "DEFER_DIRTY: NOT caught:")], p.stdout,
+                          r"^(status|fail_reason|kernel_problems|nr_luf_deferred)=")
+
+
+STEPS = ("series", "build", "kunit", "debug", "kcsan", "coherence", "park", "mutants",
+         "mm-mutants", "compare")
+
+
+def main(argv):
+    step = argv[0] if argv else ""
+    if step not in STEPS:
+        raise cli.Usage("")
+    ci = Ci(step, None)
+    skip = None
+    if not os.access(cli.TARBALL, os.R_OK):
+        skip = "no linux-source-6.1 (scripts/deps.sh kernel)"
+    elif step != "series" and not shutil.which("qemu-system-x86_64"):
+        skip = "no QEMU (scripts/deps.sh kernel)"
+    if skip:
+        ci.say("SKIP: " + skip)
+        return 77
+    if step == "build":
+        ci.say("patched: " + kernels.build("luf"))
+        return 0
+    with tempfile.TemporaryDirectory(prefix="luf-kci.") as ci.work:
+        if step == "kunit":
+            rc = cli.run([BOOT, "--kernel", kernels.build("luf"), "--workload", "kunit",
+                          "--console", ci.console("luf")]).returncode
+            if rc == 0:
+                echo(grep(ci.read("luf"), r"luf IPIs|TLB shootdowns"), "  console: ")
+            return rc
+        if step == "compare":
+            return cli.run([os.path.join(cli.KDIR, "compare"), "--runs", "1", "--short",
+                            "--workloads", "reclaim,checker", "--baseline-off", "--json",
+                            os.path.join(ci.work, "compare.json")]).returncode
+        getattr(ci, {"debug": "sanitizer", "kcsan": "sanitizer",
+                     "mm-mutants": "mm_mutants"}.get(step, step))()
+    return int(ci.fail)
+
+
+if __name__ == "__main__":
+    cli.entry(main, "ci", __doc__)

@@ -1,0 +1,100 @@
+# SPDX-License-Identifier: GPL-2.0-only OR MIT
+"""What every ktool command shares: where things are, messages, usage from the
+module's docstring, and running a command line.
+
+A command module defines main(argv) -> exit status and ends with
+`if __name__ == "__main__": cli.entry(main)`; its shell entry point in
+tests/kernel/ is one line that runs `python3 -m ktool.NAME`.
+"""
+import os
+import re
+import subprocess
+import sys
+
+KDIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # tests/kernel
+REPO = os.path.dirname(os.path.dirname(KDIR))
+SERIES = os.path.join(REPO, "lib", "kernel", "patches", "series")
+TARBALL = "/usr/src/linux-source-6.1.tar.xz"
+
+
+class Fail(Exception):
+    """A failure to report as "NAME: FAIL: message" and exit with its status."""
+
+    def __init__(self, msg, status=1):
+        super().__init__(msg)
+        self.status = status
+
+
+class Usage(Exception):
+    """Bad arguments: the message, then the usage, exit 2."""
+
+
+def cache_dir():
+    """The kbuild cache: $LUF_KERNEL_CACHE, else $XDG_CACHE_HOME/luf/kernel, else
+    ~/.cache/luf/kernel."""
+    c = os.environ.get("LUF_KERNEL_CACHE")
+    if c:
+        return c
+    xdg = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(xdg, "luf", "kernel")
+
+
+def usage_text(doc):
+    """The usage part of a module docstring: from the line starting "Usage:" (or
+    the whole docstring without one) to the end."""
+    lines = doc.strip("\n").splitlines()
+    for i, l in enumerate(lines):
+        if l.startswith("Usage:"):
+            return "\n".join(lines[i:]) + "\n"
+    return "\n".join(lines) + "\n"
+
+
+def say(name, msg, stream=None):
+    """One progress line, "NAME: msg", to @stream (default stderr)."""
+    s = stream or sys.stderr
+    s.write("%s: %s\n" % (name, msg))
+    s.flush()
+
+
+def run(cmd, **kw):
+    """subprocess.run() of the list @cmd, text mode, not raising on a nonzero status."""
+    kw.setdefault("text", True)
+    kw.setdefault("errors", "replace")
+    return subprocess.run(cmd, check=False, **kw)
+
+
+def output(cmd, **kw):
+    """The standard output of @cmd; raises Fail naming it if it exits nonzero."""
+    p = run(cmd, stdout=subprocess.PIPE, **kw)
+    if p.returncode:
+        raise Fail("%s exited %d" % (cmd[0], p.returncode))
+    return p.stdout
+
+
+def positive(text, what):
+    """The positive integer @text, or Usage naming @what."""
+    if not re.fullmatch(r"[1-9][0-9]*", text):
+        raise Usage("%s: not a positive integer: %s" % (what, text))
+    return int(text)
+
+
+def entry(main, name=None, doc=None):
+    """Run main(sys.argv[1:]) and exit with its status: Fail prints "NAME: FAIL:
+    msg" (exit its status), Usage the message and @doc's usage (exit 2), an
+    interrupt exits 130."""
+    name = name or os.path.basename(sys.argv[0]).replace(".py", "")
+    try:
+        sys.exit(main(sys.argv[1:]) or 0)
+    except Fail as e:
+        sys.stdout.flush()
+        sys.stderr.write("%s: FAIL: %s\n" % (name, e))
+        sys.exit(e.status)
+    except Usage as e:
+        sys.stdout.flush()
+        if str(e):
+            sys.stderr.write("%s\n" % e)
+        if doc:
+            sys.stderr.write(usage_text(doc))
+        sys.exit(2)
+    except KeyboardInterrupt:
+        sys.exit(130)

@@ -1,0 +1,748 @@
+# SPDX-License-Identifier: GPL-2.0-only OR MIT
+"""tests/kernel/compare: the pristine and the patched kernel (ktool/kernels.py: one
+config, with and without lib/kernel/patches) on the guest workloads, under
+qemu-system-x86_64 -smp 4 -m 256M (TCG), each run a fresh boot; the JSON of their
+numbers, and the Markdown report of such a JSON (bench/run, bench/kernel/notes.py).
+
+Usage: compare [--runs N] [--short] [--workloads LIST] [--json FILE] [--chart FILE]
+               [--no-switch] [--park-sweep LIST] [--sweep-chart FILE] [--baseline-off]
+               | --render FILE
+  --runs N         boots per workload and kernel (default 3); the table shows medians
+  --short          the quick version ctest runs: a 384 MiB disk read once, a 30 s
+                   checker (default: a 768 MiB disk read twice by 4 pinned threads,
+                   and a 90 s checker). The checker's readers read 4096 hot pages
+                   each, so that luf defers many flushes under it.
+  --workloads LIST comma-separated, of reclaim, mixed, checker (default: these
+                   three) and hotpath (guest/hotpath.c: a pipe ping-pong between
+                   two CPUs, mprotect and munmap loops of a 2-CPU mm, timed; the
+                   report gives luf's time per operation against pristine's with a
+                   bootstrap 95% interval: run it with --runs 7 or more)
+  --json FILE      per workload and kernel: every run's results and their medians,
+                   and the total of checker mismatches
+  --chart FILE     a PNG of the medians of "TLB shootdowns" (gnuplot; skipped with a
+                   note if gnuplot is missing, the table is printed first)
+  --render FILE    boot nothing: print the Markdown report of a JSON file written by
+                   --json (bench/run puts it in bench/RESULTS.md); with --chart, draw
+                   its chart
+  --no-switch      also run reclaim on the patched kernel with luf.switch_done=0:
+                   a context switch does not count as a flush for luf (TCG has no
+                   PCID, so every CR3 switch flushes; a PCID machine does not)
+  --park-sweep LIST  also run reclaim on the patched kernel with vm.luf_park_pages
+                   set to each of LIST, comma-separated percentages of the guest's
+                   256 MiB (e.g. 0.25,0.5,1,2,4; kernel "luf-parkNbp", N in basis
+                   points): the curve of shootdowns against memory parked
+  --sweep-chart FILE  a PNG of that curve (gnuplot), with --park-sweep or --render
+  --baseline-off   build no pristine kernel: the runs named "pristine" boot the
+                   patched kernel with luf.reclaim=0 (nothing deferred; the report
+                   says so). ctest's short form, which judges no ratio: a cold cache
+                   then builds one kernel fewer. Recorded comparisons never use it.
+Kernels: "pristine", "luf" and, with --no-switch, "luf-noswitch".
+Exit: 0 pass, 1 a run failed (kernel report, timeout, workload failure) or the
+checker saw a mismatch on the patched kernel, 2 usage, 77 no kernel tools.
+"""
+import glob
+import json
+import math
+import os
+import random
+import re
+import shutil
+import statistics
+import sys
+import tempfile
+
+from . import cli, kernels
+
+KERNELS = ("pristine", "luf", "luf-noswitch")
+WORKLOADS = ("reclaim", "mixed", "checker", "hotpath")
+# (column, key of boot's results)
+COLS = [("TLB shootdowns", "tlb_shootdowns"), ("nr_tlb_remote_flush", "nr_tlb_remote_flush"),
+        ("..._received", "nr_tlb_remote_flush_received"), ("pages reclaimed", "pages_reclaimed"),
+        ("runtime s", "runtime_s"), ("luf deferred", "nr_luf_deferred"),
+        ("luf IPIs", "nr_luf_ipis"), ("luf skipped", "nr_luf_flush_skipped"),
+        ("done by switch", "nr_luf_done_switch"), ("done by IPI", "nr_luf_done_ipi"),
+        ("writable flushed", "nr_luf_writable_flush"), ("aborts", "nr_luf_abort"),
+        ("local full flushes", "nr_tlb_local_flush_all"), ("park peak", "luf_park_peak"),
+        ("mismatches", "mismatches")]
+
+# Kept in the JSON, not shown in the tables: where luf's own flushes came from.
+EXTRA = ("pingpong_ns", "mprotect_ns", "munmap_ns", "nr_luf_alloc_flush", "nr_luf_drain",
+         "nr_luf_kept_flush", "nr_luf_settle_flush", "nr_luf_remote_flush", "pgscan_direct",
+         "nr_tlb_local_flush_one", "luf_park_pages", "guest_memtotal_kb") + tuple(
+             "cpu_%s_s" % c for c in ("user", "nice", "system", "idle", "iowait", "irq",
+                                      "softirq"))
+
+# /proc/stat's split of the guest's CPU time over a workload, for the table
+# of where a runtime went: (row, keys summed).
+CPU_ROWS = (("user", ("cpu_user_s", "cpu_nice_s")), ("system", ("cpu_system_s",)),
+            ("irq and softirq", ("cpu_irq_s", "cpu_softirq_s")), ("iowait", ("cpu_iowait_s",)),
+            ("idle", ("cpu_idle_s",)))
+
+# The reclaim target (issue 26): this much fewer shootdowns, with the park's
+# peak at most PARK_TARGET of RAM.
+CUT_TARGET = 97.0
+PARK_TARGET = 0.02
+RAM_PAGES = 256 * 1024 // 4
+RESAMPLES = 10000
+
+HOT = (("pipe ping-pong, ns per round trip", "pingpong_ns"),
+       ("mprotect, ns per downgrade and upgrade", "mprotect_ns"),
+       ("munmap, ns per map, touch and unmap of 16 pages", "munmap_ns"))
+# The hot paths' target: luf's median at most this much above pristine's, at
+# the upper end of the interval.
+HOT_TARGET = 2.0
+
+# Boot's arguments per workload, short (ctest's, and capture's) and full.
+RECLAIM_ARGS = {True: ["--disk-mb", "384", "--passes", "1"],
+                False: ["--disk-mb", "768", "--passes", "2"]}
+CHECKER_ARGS = {True: ["--disk-mb", "256", "--seconds", "30", "--wargs",
+                       "--hot-pages 4096 --min-moves 2 --max-seconds 90"],
+                False: ["--disk-mb", "768", "--seconds", "90", "--wargs", "--hot-pages 4096"]}
+
+
+# ---- the command line (record and capture use it too) ----
+
+def parse(argv, name, valued, flags=(), maybe_empty=()):
+    """@argv as a list of (option, value) in order: True for an option of @flags,
+    the next argument for one of @valued (not empty unless the option is in
+    @maybe_empty). Raises cli.Usage on -h/--help, an unknown argument or a
+    missing value."""
+    out, i = [], 0
+    while i < len(argv):
+        a = argv[i]
+        if a in flags:
+            out.append((a, True))
+            i += 1
+        elif a in valued and i + 1 < len(argv) and (argv[i + 1] or a in maybe_empty):
+            out.append((a, argv[i + 1]))
+            i += 2
+        elif a in valued:
+            raise cli.Usage("%s: %s wants a value" % (name, a))
+        elif a in ("-h", "--help"):
+            raise cli.Usage("")
+        else:
+            raise cli.Usage("%s: unknown argument: %s" % (name, a))
+    return out
+
+
+def invalid(msg):
+    """Exit 2 with @msg and no usage (a bad value, where the option is right)."""
+    sys.stdout.flush()
+    sys.stderr.write(msg + "\n")
+    raise SystemExit(2)
+
+
+def lines(text):
+    """@text's lines as grep and tail see them: split at "\\n" only, no empty last one."""
+    out = text.split("\n")
+    return out[:-1] if out[-1] == "" else out
+
+
+def read(path):
+    """The text of the file @path, undecodable bytes replaced."""
+    with open(path, errors="replace") as f:
+        return f.read()
+
+
+def words(text):
+    """A comma- or space-separated list as its words."""
+    return text.replace(",", " ").split()
+
+
+def runs_arg(name, text):
+    """--runs' positive integer, else exit 2."""
+    if not re.fullmatch(r"[1-9][0-9]*", text):
+        invalid("%s: --runs wants a positive number, got '%s'" % (name, text))
+    return int(text)
+
+
+def sweep_kinds(text):
+    """The sweep's kernels, "luf-parkNbp" (N the percentage in basis points), of
+    --park-sweep's @text; exit 2 on a value outside 0.01-50 or a repeated bound."""
+    out = []
+    for pc in words(text):
+        try:
+            v = float(pc)
+        except ValueError:
+            v = math.nan
+        if not 0.01 <= v <= 50:
+            invalid("compare: --park-sweep wants percentages from 0.01 to 50, got '%s'" % pc)
+        kind = "luf-park%dbp" % round(v * 100)
+        if kind in out:
+            invalid("compare: --park-sweep: %s%% is the same bound as another, to a basis "
+                    "point" % pc)
+        out.append(kind)
+    return out
+
+
+def plan(workloads, runs, noswitch, sweep):
+    """The boots, in order: (workload, kernel, run from 1) for each workload, run
+    and kernel, the kernels of each run interleaved."""
+    out = []
+    for w in workloads:
+        ks = ["pristine", "luf"] + (["luf-noswitch"] if w == "reclaim" and noswitch else []) + \
+            (sweep if w == "reclaim" else [])
+        out += [(w, k, r) for r in range(1, runs + 1) for k in ks]
+    return out
+
+
+def boot_args(w, k, short, baseoff):
+    """Boot's arguments for workload @w on kernel @k (after --kernel and --workload)."""
+    args = []
+    if k == "pristine" and baseoff:
+        args = ["--append", "luf.reclaim=0"]
+    elif k == "luf-noswitch":
+        args = ["--append", "luf.switch_done=0"]
+    elif sweep_bp(k):
+        # basis points of the guest's 256 MiB, in 4 KiB pages
+        args = ["--append", "sysctl.vm.luf_park_pages=%d" % (sweep_bp(k) * 65536 // 10000)]
+    return args + workload_args(w, short)
+
+
+def workload_args(w, short):
+    """Boot's arguments of workload @w, --short's if @short."""
+    return CHECKER_ARGS[short] if w == "checker" else [] if w == "hotpath" else \
+        RECLAIM_ARGS[short]
+
+
+def excused(w, k, out):
+    """Whether a failed boot of workload @w on kernel @k, which printed @out, fails
+    nothing: a pristine checker mismatch is a finding, not a luf failure, excused
+    only if the workload failed and counted mismatches."""
+    return k == "pristine" and w == "checker" and bool(
+        re.search(r"^fail_reason=workload", out, re.M)) and bool(
+            re.search(r"^workload\.mismatches=0*[1-9]", out, re.M))
+
+
+# ---- the numbers ----
+
+def pct_down(v):
+    """@v, a percentage, to one decimal, rounded toward zero: 89.96 is "89.9",
+    never "90.0", so that no printed figure crosses a target its value misses."""
+    t = int(abs(v) * 10) / 10.0
+    return "%.1f" % (t if v >= 0 and t else -t if t else 0.0)
+
+
+def pct_out(v, up):
+    """@v, a percentage, to one decimal, rounded up (toward +infinity) if @up,
+    else down: an interval's ends are printed outward, so that an upper end
+    of 2.04 is "2.1" against an "at most +2%" target, never "2.0"."""
+    t = (math.ceil if up else math.floor)(round(v * 10, 6)) / 10.0
+    return "%.1f" % (t if t else 0.0)
+
+
+def signed(v):
+    """pct_down(@v) with a "+" when it is above zero."""
+    t = pct_down(v)
+    return ("+" + t) if v > 0 and t != "0.0" else t
+
+
+def iv_text(iv):
+    """A bootstrap interval (lo, hi) of a difference in percent, printed outward."""
+    return "%s%% to %s%%" % (pct_out(iv[0], False), pct_out(iv[1], True))
+
+
+def boot_interval(a, b, stat, seed=1):
+    """The 95% bootstrap interval of @stat(@a resampled, @b resampled)
+    (percentile method, RESAMPLES draws of each sample with replacement,
+    a fixed seed so that a JSON renders the same every time). None if
+    either sample has fewer than 2 values."""
+    if len(a) < 2 or len(b) < 2:
+        return None
+    rnd = random.Random(seed)
+    vals = sorted(stat([rnd.choice(a) for _ in a], [rnd.choice(b) for _ in b])
+                  for _ in range(RESAMPLES))
+    return vals[int(0.025 * RESAMPLES)], vals[int(0.975 * RESAMPLES) - 1]
+
+
+def med_diff_pct(x, y):
+    """The difference of medians, @x's against @y's, in percent of @y's."""
+    return 100.0 * (statistics.median(x) - statistics.median(y)) / statistics.median(y)
+
+
+def num(run, key):
+    """The number @key (or "workload.@key") of a boot's results @run, else None;
+    nr_luf_abort is the sum of the per-cause counters."""
+    for k in (key, "workload." + key):
+        try:
+            return float(run[k])
+        except (KeyError, TypeError, ValueError):
+            pass
+    if key == "nr_luf_abort":
+        vals = [num(run, k) for k in run if k.startswith("nr_luf_abort_") and "." not in k]
+        vals = [v for v in vals if v is not None]
+        return sum(vals) if vals else None
+    return None
+
+
+def collect(work, runs, short, out_path, version, provenance=None):
+    """Read @work/<workload>.<kernel>.<run>.json (boot --json), write to @out_path
+    the JSON: per workload and kernel every run and the medians; the checker
+    mismatches (total, and on the patched kernels); the dict @provenance (the
+    tree's commit, the series' hash, the kernels' build keys, QEMU's version,
+    the command) as is. 1 if the patched kernels had any mismatch, else 0."""
+    res = {}
+    for f in sorted(glob.glob(os.path.join(work, "*.*.*.json"))):
+        w, k, _r, _ = os.path.basename(f).split(".")
+        with open(f) as fh:
+            res.setdefault(w, {}).setdefault(k, []).append(json.load(fh))
+    out = {"kernel_version": version, "short": short, "runs": runs,
+           "guest": "qemu-system-x86_64 -accel tcg -smp 4 -m 256M, busybox initramfs, "
+                    "virtio-blk disk",
+           "config": "tinyconfig + tests/kernel/config/base.config + kunit.config; "
+                     "patched: + lib/kernel/patches + luf.config",
+           "workloads": {}, "mismatches_total": 0, "mismatches_patched": 0}
+    if provenance:
+        out["provenance"] = provenance
+    for w, kernels_w in res.items():
+        out["workloads"][w] = {}
+        for k, rs in kernels_w.items():
+            med = {}
+            for _, key in COLS:
+                vals = [v for v in (num(r, key) for r in rs) if v is not None]
+                med[key] = statistics.median(vals) if vals else None
+            mm = sum(int(num(r, "mismatches") or 0) for r in rs)
+            out["mismatches_total"] += mm
+            if k != "pristine":
+                out["mismatches_patched"] += mm
+            slim = [{key: num(r, key) for key in [c[1] for c in COLS] + list(EXTRA)} |
+                    {"status": r.get("status"), "fail_reason": r.get("fail_reason", "")}
+                    for r in rs]
+            out["workloads"][w][k] = {"median": med, "runs": slim,
+                                      "failed_runs": sum(r.get("status") != "pass" for r in rs)}
+    with open(out_path, "w") as fh:
+        json.dump(out, fh, indent=1, sort_keys=True)
+        fh.write("\n")
+    return 1 if out["mismatches_patched"] else 0
+
+
+def fmt(v):
+    if v is None:
+        return "-"
+    return "%.1f" % v if v != int(v) else "%d" % v
+
+
+def rel(a, b):
+    """@a against @b in percent, signed, rounded toward zero (as pct_down)."""
+    if a is None or not b:
+        return "-"
+    v = pct_down(100.0 * (a - b) / b)
+    return ("%s%%" if v.startswith("-") else "+%s%%") % v
+
+
+def kernels_of(ws_w):
+    """The kernels of one workload, in table order: KERNELS, then the sweep's by bound."""
+    return [k for k in KERNELS if k in ws_w] + sorted(
+        (k for k in ws_w if k not in KERNELS), key=lambda k: sweep_bp(k) or 0)
+
+
+def sweep_bp(kernel):
+    """The bound in basis points of RAM of a sweep kernel "luf-parkNbp", else None."""
+    if kernel.startswith("luf-park") and kernel.endswith("bp") and kernel[8:-2].isdigit():
+        return int(kernel[8:-2]) or None
+    return None
+
+
+def sweep_points(d):
+    """(% of RAM, kernel, medians) for every sweep kernel of the reclaim workload,
+    and the patched kernel's default bound among them, by bound."""
+    ws = d["workloads"].get("reclaim", {})
+    pts = [(sweep_bp(k) / 100.0, k, ws[k]["median"]) for k in kernels_of(ws) if sweep_bp(k)]
+    bounds = [r["luf_park_pages"] for r in ws.get("luf", {}).get("runs", [])
+              if r.get("luf_park_pages") is not None]
+    if pts and bounds:
+        pts.append((round(100.0 * statistics.median(bounds) / RAM_PAGES, 2), "luf",
+                    ws["luf"]["median"]))
+    return sorted(pts, key=lambda p: p[0])
+
+
+def cpu_split(runs):
+    """{row of CPU_ROWS: median CPU-seconds} over the passing @runs that carry
+    /proc/stat's split; None if none does."""
+    out = {}
+    for name, keys in CPU_ROWS:
+        vals = [sum(r[x] for x in keys) for r in runs
+                if r.get("status") == "pass" and all(r.get(x) is not None for x in keys)]
+        if not vals:
+            return None
+        out[name] = statistics.median(vals)
+    return out
+
+
+# ---- the report ----
+
+def load(path):
+    """The comparison's JSON at @path; exits 1 naming it if it is not one."""
+    try:
+        with open(path) as fh:
+            d = json.load(fh)
+        d["workloads"]  # KeyError or TypeError if it is not a comparison's
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        sys.exit("compare: %s is not a comparison's JSON (%s)" % (path, e))
+    return d
+
+
+def render_hotpath(d, p):
+    ws = d["workloads"].get("hotpath")
+    if not ws or "pristine" not in ws or "luf" not in ws:
+        return
+    p("\nhotpath (medians of %d interleaved boot(s) per kernel; the interval is a "
+      "bootstrap of the difference of medians, %d resamples):\n" % (d["runs"], RESAMPLES))
+    p("| loop | pristine | luf | luf vs pristine | 95% interval | upper end <= +2% |")
+    p("|---|---|---|---|---|---|")
+    for name, key in HOT:
+        a = [v for v in (num(r, key) for r in ws["luf"]["runs"]) if v is not None]
+        b = [v for v in (num(r, key) for r in ws["pristine"]["runs"]) if v is not None]
+        if not a or not b:
+            continue
+        iv = boot_interval(a, b, med_diff_pct)
+        p("| %s | %.0f | %.0f | %s%% | %s | %s |" %
+          (name, statistics.median(b), statistics.median(a), signed(med_diff_pct(a, b)),
+           iv_text(iv) if iv else "-",
+           "-" if not iv else "MET" if iv[1] <= HOT_TARGET else "MISSED"))
+
+
+def render_cpu_time(d, p):
+    """Where the guest's 4 CPUs spent reclaim's runtime, per kernel: medians of
+    the CPU-seconds of each kind (so a runtime difference can be read as
+    more system time, more waiting for the disk, more idle)."""
+    ws = d["workloads"].get("reclaim", {})
+    kinds = [k for k in KERNELS if k in ws and cpu_split(ws[k]["runs"]) is not None]
+    if "luf" not in kinds or "pristine" not in kinds:
+        return
+    split = {k: cpu_split(ws[k]["runs"]) for k in kinds}
+    rows = [(name, [split[k][name] for k in kinds]) for name, _ in CPU_ROWS]
+    p("\nreclaim: where the guest's CPUs spent the runtime (/proc/stat, CPU-seconds summed "
+      "over the guest's vCPUs, medians of the passing runs):\n")
+    p("| CPU time | " + " | ".join(kinds) + " | luf - pristine |")
+    p("|---" * (len(kinds) + 2) + "|")
+    for name, cells in rows:
+        p("| %s | %s | %+.1f |" % (name, " | ".join("%.1f" % c for c in cells),
+                                   cells[kinds.index("luf")] - cells[kinds.index("pristine")]))
+
+
+def render_sweep(d, p):
+    pts = sweep_points(d)
+    if not pts:
+        return
+    base = d["workloads"]["reclaim"].get("pristine", {}).get("median", {}).get("tlb_shootdowns")
+    p("\nreclaim, vm.luf_park_pages swept (%% of the guest's 256 MiB; medians of %d run(s)):\n"
+      % d["runs"])
+    p("| bound, % of RAM | bound, pages | park peak, pages | TLB shootdowns | fewer than "
+      "pristine | luf's flushes | drains | pages reclaimed | runtime s |")
+    p("|---|---|---|---|---|---|---|---|---|")
+    for pct, k, m in pts:
+        runs = d["workloads"]["reclaim"][k]["runs"]
+        bound, flushes, drains = ([r.get(x) for r in runs if r.get(x) is not None] for x in
+                                  ("luf_park_pages", "nr_luf_remote_flush", "nr_luf_drain"))
+        cut = "%s%%" % pct_down(100.0 * (base - m["tlb_shootdowns"]) / base) \
+            if base and m.get("tlb_shootdowns") is not None else "-"
+        p("| %g%s | %s | %s | %s | %s | %s | %s | %s | %s |" %
+          (pct, " (default)" if k == "luf" else "", fmt(bound[0]) if bound else "-",
+           fmt(m.get("luf_park_peak")), fmt(m.get("tlb_shootdowns")), cut,
+           fmt(statistics.median(flushes)) if flushes else "-",
+           fmt(statistics.median(drains)) if drains else "-",
+           fmt(m.get("pages_reclaimed")), fmt(m.get("runtime_s"))))
+
+
+def render(d):
+    """The Markdown report of the comparison @d (as load() returns it): setup,
+    targets, one table per workload, where reclaim's CPU time went (/proc/stat,
+    per kernel), the park sweep's table (kernels luf-parkNbp) and the hot paths'
+    table, if @d has them; one str of lines."""
+    lines = []
+    p = lines.append
+    ws = d["workloads"]
+    what = {"reclaim": "reclaim: a %s" % ("384 MiB disk read once" if d["short"] else
+                                          "768 MiB disk read twice by 4 pinned threads"),
+            "mixed": "mixed: the same with a writer",
+            "checker": "checker: %s" % ("30 s" if d["short"] else "90 s"),
+            "hotpath": "hotpath: guest/hotpath.c's loops"}
+    p("Linux %s, %s; %s. Medians of %d run(s) per kernel (%s)." %
+      (d["kernel_version"], d["guest"], d["config"], d["runs"],
+       "; ".join(what[w] for w in WORKLOADS if w in ws)))
+    prov = d.get("provenance")
+    if prov:
+        p("Recorded from tree %s, series %s, build keys %s (pristine) and %s (luf), %s; "
+          "`%s`." % (prov.get("tree"), prov.get("series"), prov.get("build_key_pristine"),
+                     prov.get("build_key_luf"), prov.get("qemu"), prov.get("invocation")))
+        if str(prov.get("build_key_pristine", "")).startswith("none"):
+            p("")
+            p("**No pristine kernel here**: every row and target named *pristine* is the "
+              "patched kernel booted with `luf.reclaim=0` (nothing deferred), ctest's short "
+              "form; the recorded comparisons boot the pristine kernel.")
+    p("")
+
+    def med(w, k, key):
+        return ws.get(w, {}).get(k, {}).get("median", {}).get(key)
+
+    def col(w, k, key):
+        vals = [r.get(key) for r in ws.get(w, {}).get(k, {}).get("runs", [])]
+        return [v for v in vals if v is not None]
+
+    def spread(w, k, key):
+        vals = col(w, k, key)
+        return "%s-%s" % (fmt(min(vals)), fmt(max(vals))) if vals else "-"
+
+    def interval(w, key, fewer=False):
+        """The bootstrap interval of luf's median against pristine's, in percent."""
+        iv = boot_interval(col(w, "luf", key), col(w, "pristine", key), med_diff_pct)
+        if not iv:
+            return "no interval (one run each)"
+        if fewer and iv[1] < 0:
+            return "95%% interval %s-%s%% fewer" % (pct_out(-iv[1], False), pct_out(-iv[0], True))
+        return "95% interval " + iv_text(iv)
+
+    if any(w in ws for w in ("reclaim", "mixed", "checker")):
+        p("| target | measured | |")
+        p("|---|---|---|")
+    pr, lr = med("reclaim", "pristine", "tlb_shootdowns"), med("reclaim", "luf", "tlb_shootdowns")
+    if pr and lr is not None:
+        red = 100.0 * (pr - lr) / pr
+        p("| reclaim: >= %.0f%% fewer TLB shootdowns | %s%% fewer (%s -> %s; %s) | %s |" %
+          (CUT_TARGET, pct_down(red), fmt(pr), fmt(lr), interval("reclaim", "tlb_shootdowns", True),
+           "MET" if red >= CUT_TARGET else "MISSED"))
+    peaks, mem = col("reclaim", "luf", "luf_park_peak"), col("reclaim", "luf", "guest_memtotal_kb")
+    if peaks:
+        # RAM: the guest's 256 MiB (QEMU -m), 65,536 pages; MemTotal is what the
+        # kernel manages of it (vm.luf_park_pages defaults to 2% of that).
+        worst = 100.0 * max(peaks) / RAM_PAGES
+        p("| reclaim: park at most %.0f%% of RAM at any time | peak %s pages in the worst "
+          "run: %.2f%% of the 256 MiB%s | %s |" %
+          (100 * PARK_TARGET, fmt(max(peaks)), int(worst * 100) / 100.0,
+           ", %.2f%% of MemTotal" % (int(10000.0 * max(peaks) * 4 / min(mem)) / 100.0)
+           if mem else "", "MET" if worst <= 100 * PARK_TARGET else "MISSED"))
+    pt, lt = med("reclaim", "pristine", "runtime_s"), med("reclaim", "luf", "runtime_s")
+    if pt and lt:
+        iv = boot_interval(col("reclaim", "luf", "runtime_s"),
+                           col("reclaim", "pristine", "runtime_s"), med_diff_pct)
+        # One run each gives no interval, hence no verdict.
+        verdict = "-" if iv is None else "MET" if iv[1] <= 5.0 else "MISSED"
+        p("| reclaim: runtime, upper end of the 95%% interval at most +5%% | %s (%s s -> %s s; "
+          "%s; runs %s s and %s s) | %s |" %
+          (rel(lt, pt), fmt(pt), fmt(lt), interval("reclaim", "runtime_s"),
+           spread("reclaim", "pristine", "runtime_s"), spread("reclaim", "luf", "runtime_s"),
+           verdict))
+    fp, fl = med("reclaim", "pristine", "nr_tlb_local_flush_all"), \
+        med("reclaim", "luf", "nr_tlb_local_flush_all")
+    if fp and fl is not None:
+        # The concern: deferrals' TLB generation bumps turning ranged flushes into
+        # full ones. Far fewer is the other way out of the band: pristine's
+        # batched unmap flush (arch_tlbbatch_flush()) is a full flush, counted on
+        # the CPU that sends it when that CPU is in the batch; luf sends few.
+        band = abs(fl - fp) <= 0.1 * fp
+        p("| reclaim: local full flushes within 10%% of pristine, or the reason | %s (%s -> %s) "
+          "| %s |" % (rel(fl, fp), fmt(fp), fmt(fl), "MET" if band else
+                      "MISSED: fewer; the reason is in the notes" if fl < fp else "MISSED"))
+    pm, lm = med("mixed", "pristine", "tlb_shootdowns"), med("mixed", "luf", "tlb_shootdowns")
+    if pm is not None and lm is not None:
+        p("| mixed: shootdowns not above pristine | %s -> %s | %s |" %
+          (fmt(pm), fmt(lm), "MET" if lm <= pm else "MISSED"))
+    if "checker" in ws:
+        # Only runs that passed and carry a mismatch count count toward the target.
+        runs = sum(1 for k, v in ws["checker"].items() if k != "pristine" for r in v["runs"]
+                   if r.get("status") == "pass" and r.get("mismatches") is not None)
+        p("| checker: 0 mismatches on the patched kernel, >= 3 runs that passed | %d in %d "
+          "run(s) | %s |" % (d["mismatches_patched"], runs,
+                              "MET" if not d["mismatches_patched"] and runs >= 3 else "MISSED"))
+        per = [(k, 1000.0 * med("checker", k, "tlb_shootdowns") /
+                med("checker", k, "pages_reclaimed"))
+               for k in ("pristine", "luf") if med("checker", k, "tlb_shootdowns") is not None and
+               med("checker", k, "pages_reclaimed")]
+        if len(per) == 2:
+            p("| checker: shootdowns per 1,000 pages reclaimed | %.1f -> %.1f | |" %
+              (per[0][1], per[1][1]))
+    ns = med("reclaim", "luf-noswitch", "tlb_shootdowns")
+    if pr and ns is not None:
+        p("| reclaim, luf.switch_done=0 (closest to PCID) | %s%% fewer (%s) | |" %
+          (pct_down(100.0 * (pr - ns) / pr), fmt(ns)))
+    for w in ("reclaim", "mixed", "checker"):
+        if w not in ws:
+            continue
+        p("\n%s:\n" % w)
+        p("| kernel | " + " | ".join(c for c, _ in COLS) + " | vs pristine | failed runs |")
+        p("|---" * (len(COLS) + 3) + "|")
+        base = med(w, "pristine", "tlb_shootdowns")
+        for k in kernels_of(ws[w]):
+            m = ws[w][k]["median"]
+            p("| %s | " % k + " | ".join(fmt(m.get(key)) for _, key in COLS) + " | %s | %d |" %
+              ("" if k == "pristine" else rel(m.get("tlb_shootdowns"), base),
+               ws[w][k]["failed_runs"]))
+    if "checker" in ws or "mixed" in ws or "reclaim" in ws:
+        p("\nChecker mismatches: %d on the patched kernels, %d in all." %
+          (d["mismatches_patched"], d["mismatches_total"]))
+    render_cpu_time(d, p)
+    render_sweep(d, p)
+    render_hotpath(d, p)
+    return "\n".join(lines) + "\n"
+
+
+# ---- the charts (gnuplot) ----
+
+CHART = """set terminal pngcairo size 800,450 noenhanced
+set output "{png}"
+set title "TLB shootdowns (/proc/interrupts), median of {runs} run(s), QEMU -smp 4"
+set style data histograms
+set style histogram clustered gap 1
+set style fill solid 0.8 border -1
+set ylabel "TLB shootdowns"
+set yrange [0:*]
+set key top right
+plot "{dat}" using 2:xtic(1) title "pristine", '' using 3 title "luf", \
+\t\t     '' using 4 title "luf, switch_done=0"
+"""
+
+SWEEP_CHART = """set terminal pngcairo size 880,450 noenhanced
+set output "{png}"
+set title "reclaim (QEMU -smp 4 -m 256M): shootdowns against the park's bound, {runs}"
+set xlabel "vm.luf_park_pages, % of RAM (log scale)"
+set ylabel "TLB shootdowns (log scale)"
+set logscale x 2
+set logscale y 10
+set key bottom left
+plot "{dat}" using 1:2 with linespoints title "luf", \
+\t\t\t     "{dat}" using 1:($4 == 1 ? $2 : 1/0) with points pointtype 7 pointsize 2 title \
+"luf, default bound", \
+\t\t\t     "{dat}" using 1:3 with lines dashtype 2 title "pristine"
+"""
+
+
+def chart_data(d):
+    """The chart's data: per workload but hotpath, its kernels' median shootdowns."""
+    out = ""
+    for w in ("reclaim", "mixed", "checker"):
+        ks = d["workloads"].get(w)
+        if ks:
+            out += " ".join(str(x) for x in [w] + [
+                ks.get(k, {}).get("median", {}).get("tlb_shootdowns") or 0 for k in KERNELS]) + "\n"
+    return out
+
+
+def sweep_data(d):
+    """The sweep's points: a "# runs N" line, then per bound: % of RAM, luf's median
+    shootdowns, pristine's median, 1 for the default bound (else 0)."""
+    base = d["workloads"].get("reclaim", {}).get("pristine", {}).get("median", {})
+    out = "# runs %d\n" % d["runs"]
+    for pct, k, m in sweep_points(d):
+        if m.get("tlb_shootdowns") is not None:
+            out += "%s %s %s %d\n" % (pct, m["tlb_shootdowns"], base.get("tlb_shootdowns") or 0,
+                                      k == "luf")
+    return out
+
+
+def gnuplot(script, data, png, what, runs):
+    """Run gnuplot on @script (str.format fields png, dat, runs) with @data in a
+    temporary file; whether @png came out, not empty. A failure is said, not raised."""
+    sys.stdout.flush()
+    fd, dat = tempfile.mkstemp()
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(data)
+        if cli.run(["gnuplot"], input=script.format(png=png, dat=dat, runs=runs)).returncode:
+            cli.say("compare", "the %s failed (the table and JSON stand)" % what)
+    finally:
+        os.unlink(dat)
+    made = os.path.exists(png) and os.path.getsize(png) > 0
+    if made:
+        print("compare: %s in %s" % (what, png), flush=True)
+    return made
+
+
+def charts(path, chart, schart):
+    """Draw the PNGs of --chart and --sweep-chart (None: not asked for) of the JSON
+    at @path: 0, or 1 if gnuplot left no --chart (the shell's status)."""
+    d, plot = load(path), shutil.which("gnuplot")
+    if chart and not plot:
+        cli.say("compare", "no gnuplot: no chart (scripts/deps.sh test installs gnuplot-nox)")
+    elif chart and not gnuplot(CHART, chart_data(d), chart, "chart", d["runs"]):
+        return 1
+    if schart and not plot:
+        cli.say("compare", "no gnuplot: no sweep chart")
+    elif schart:
+        gnuplot(SWEEP_CHART, sweep_data(d), schart, "sweep chart", "one boot per point"
+                if d["runs"] == 1 else "medians of %d boots per point" % d["runs"])
+    return 0
+
+
+# ---- the comparison ----
+
+def qemu_version():
+    """The first line of qemu-system-x86_64 --version."""
+    return cli.output(["qemu-system-x86_64", "--version"]).split("\n")[0]
+
+
+def build_key(img):
+    """A kbuild bzImage's build key (its directory's name)."""
+    return os.path.basename(os.path.dirname(img))
+
+
+def boot(work, w, k, r, runs, img, args):
+    """Boot @img on workload @w with @args into @work/W.K.R.{txt,err,json}: 1 if the
+    boot failed and is not excused, else 0."""
+    stem = os.path.join(work, "%s.%s.%d" % (w, k, r))
+    cli.say("compare", "%s on %s, run %d of %d" % (w, k, r, runs))
+    with open(stem + ".txt", "w") as out, open(stem + ".err", "w") as err:
+        rc = cli.run([os.path.join(cli.KDIR, "boot"), "--kernel", img, "--workload", w] + args +
+                     ["--json", stem + ".json"], stdout=out, stderr=err).returncode
+    fail = 0
+    if rc:
+        txt, tail = read(stem + ".txt"), lines(read(stem + ".err"))[-20:]
+        cli.say("compare", "FAIL: %s on %s, run %d:" % (w, k, r))
+        picked = [l for l in lines(txt) if re.match("(status|fail_reason)=", l)]
+        sys.stderr.write("".join(l + "\n" for l in picked + tail))
+        fail = 0 if excused(w, k, txt) else 1
+    if not os.path.exists(stem + ".json") or not os.path.getsize(stem + ".json"):
+        with open(stem + ".json", "w") as f:
+            f.write('{"status": "fail", "fail_reason": "no results"}\n')
+    return fail
+
+
+def main(argv):
+    o = dict(parse(argv, "compare", ("--runs", "--workloads", "--json", "--chart", "--park-sweep",
+                                     "--sweep-chart", "--render"),
+                   ("--short", "--no-switch", "--baseline-off")))
+    runs = runs_arg("compare", o.get("--runs", "3"))
+    workloads = words(o.get("--workloads", "reclaim,mixed,checker"))
+    for w in workloads:
+        if w not in WORKLOADS:
+            invalid("compare: unknown workload '%s'" % w)
+    sweep = sweep_kinds(o.get("--park-sweep", ""))
+    chart, schart = o.get("--chart"), o.get("--sweep-chart")
+    if "--render" in o:
+        sys.stdout.write(render(load(o["--render"])))
+        return charts(o["--render"], chart, schart)
+
+    if not os.access(cli.TARBALL, os.R_OK) or not shutil.which("qemu-system-x86_64"):
+        print("compare: SKIP: no linux-source-6.1 or QEMU (scripts/deps.sh kernel)")
+        return 77
+    short, baseoff = "--short" in o, "--baseline-off" in o
+    with tempfile.TemporaryDirectory(prefix="luf-compare.") as work:
+        patched = kernels.build("luf")
+        if baseoff:
+            pristine, base_key = patched, "none (--baseline-off)"
+        else:
+            pristine = kernels.build("pristine")
+            base_key = build_key(pristine)
+        fail = 0
+        for w, k, r in plan(workloads, runs, "--no-switch" in o, sweep):
+            fail |= boot(work, w, k, r, runs, pristine if k == "pristine" else patched,
+                         boot_args(w, k, short, baseoff))
+        try:
+            version = "\n".join(l[8:] for l in read(os.path.join(os.path.dirname(patched), "info"))
+                                .splitlines() if l.startswith("version "))
+        except OSError:
+            version = "6.1"
+        path = o.get("--json") or os.path.join(work, "compare.json")
+        # Where the numbers come from: this tree, the series, both kernels' build
+        # keys, QEMU.
+        prov = {"tree": kernels.tree_rev(),
+                "series": kernels.series_hash(os.path.dirname(cli.SERIES)),
+                "build_key_pristine": base_key, "build_key_luf": build_key(patched),
+                "qemu": qemu_version(), "invocation": "tests/kernel/compare " + " ".join(argv)}
+        fail |= collect(work, runs, short, path, version, prov)
+        sys.stdout.write(render(load(path)))
+        return charts(path, chart, schart) or fail
+
+
+if __name__ == "__main__":
+    cli.entry(main, "compare", __doc__)

@@ -1,0 +1,126 @@
+# SPDX-License-Identifier: GPL-2.0-only OR MIT
+"""tests/kernel/record: boot one kernel N times on one workload and write what
+each run printed, with where it came from, so that a number quoted in a README
+can be traced to the run that produced it (tests/kernel/runs/).
+
+Usage: record (--kind pristine|luf|mutant | --series-rev REV) --workload W [--runs N]
+              [--wargs "ARGS"] [--append "CMDLINE"] [--keys REGEX] [--out FILE]
+  --kind K          a kernel of ktool/kernels.py built from this tree; mutant is the
+                    harness kernel: pass --append luf.mutant=NAME (its series
+                    hash is the harness series': the patches, then the harness)
+  --series-rev REV  the luf kernel of another revision's series (its
+                    lib/kernel/patches at REV, this tree's configs): how the
+                    series behaved before a change ("seen failing")
+  --workload W      as boot --workload; --wargs/--append go to boot as they are
+  --runs N          default 3
+  --keys REGEX      result keys to keep, a Python regular expression searched in
+                    each line boot prints (default: status, fail_reason and every
+                    workload.* key)
+  --out FILE        default: standard output
+The header names the date, this tree's commit (and whether it had local
+changes), the series' hash (sha256 of the series file and its patches, in
+order), the kernel's build key, QEMU's version and the boot command.
+Exit: 0 recorded (whatever the runs' status), 1 a kernel would not build, 2 usage.
+"""
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+from . import cli, compare, kernels
+
+KEYS = r"^(status|fail_reason|workload\.[A-Za-z0-9_]+)="
+
+
+def run_line(i, out, keys):
+    """Run @i's line: the lines of boot's output @out that the regular expression
+    @keys finds, without "workload.", joined by spaces."""
+    return "run %d: %s" % (i, " ".join(re.sub(r"^workload\.", "", l)
+                                       for l in compare.lines(out) if re.search(keys, l)))
+
+
+def rev_series(rev, sdir):
+    """Write the series of revision @rev (lib/kernel/patches/series and its
+    patches) to the directory @sdir; the short commit. Raises Usage if @rev
+    names no commit, Fail if git cannot show a file."""
+    p = cli.run(["git", "-C", cli.REPO, "rev-parse", "--short", rev + "^{commit}"],
+                stdout=subprocess.PIPE)
+    if p.returncode:
+        raise cli.Usage("")
+    commit = p.stdout.strip()
+    os.mkdir(sdir)
+    series = cli.output(["git", "-C", cli.REPO, "show", commit + ":lib/kernel/patches/series"])
+    for name in ["series"] + [w for l in series.splitlines() if not l.startswith("#")
+                              for w in l.split()]:
+        with open(os.path.join(sdir, name), "wb") as f:
+            if cli.run(["git", "-C", cli.REPO, "show", "%s:lib/kernel/patches/%s" % (commit, name)],
+                       stdout=f).returncode:
+                raise cli.Fail("no lib/kernel/patches/%s in %s" % (name, commit))
+    return commit
+
+
+def main(argv):
+    opts = compare.parse(argv, "record", ("--kind", "--series-rev", "--workload", "--runs",
+                                          "--wargs", "--append", "--keys", "--out"),
+                         maybe_empty=("--wargs", "--append"))
+    o = dict(opts)
+    kind, rev, workload = o.get("--kind"), o.get("--series-rev"), o.get("--workload")
+    bargs = [x for kv in opts if kv[0] in ("--wargs", "--append") for x in kv]
+    if not workload or bool(kind) == bool(rev):
+        raise cli.Usage("")
+    if kind not in (None, "pristine", "luf", "mutant"):
+        raise cli.Usage("record: --kind is pristine, luf or mutant, not '%s'" % kind)
+    runs, keys = o.get("--runs", "3"), o.get("--keys", KEYS)
+    if not re.fullmatch("[1-9][0-9]*", runs):
+        raise cli.Usage("")
+    runs = int(runs)
+    try:
+        re.compile(keys)
+    except re.error as e:
+        raise cli.Usage("record: --keys: %s" % e) from e
+
+    with tempfile.TemporaryDirectory(prefix="luf-record.") as work:
+        if rev:
+            sdir = os.path.join(work, "series")
+            commit = rev_series(rev, sdir)
+            # The luf kernel's kbuild arguments, its name and series replaced
+            # (kbuild takes the last of each).
+            img = kernels.build("luf", "--name", "luf-" + commit, "--series",
+                                os.path.join(sdir, "series"), "--incremental-from", "luf")
+            what = "the luf kernel of revision %s's series" % commit
+        else:
+            sdir = os.path.dirname(kernels.HARNESS if kind == "mutant" else cli.SERIES)
+            img = kernels.build(kind)
+            what = "the %s kernel" % kind
+        series = "none (pristine)" if kind == "pristine" else kernels.series_hash(sdir) + (
+            " (lib/kernel/patches of %s)" % commit if rev else "")
+        out = ["# tests/kernel/record: %s, workload %s, %d runs" % (what, workload, runs),
+               "# date: " + time.strftime("%Y-%m-%dT%H:%MZ", time.gmtime()),
+               "# tree: " + kernels.tree_rev(), "# series: " + series,
+               "# kernel: build key " + compare.build_key(img),
+               "# qemu: " + compare.qemu_version(),
+               "# boot: --workload %s %s" % (workload, " ".join(bargs))]
+    for i in range(1, runs + 1):
+        p = cli.run([os.path.join(cli.KDIR, "boot"), "--kernel", img, "--workload", workload] +
+                    bargs, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        # boot's usage errors (an unknown workload, a bad option) are this call's.
+        if p.returncode == 2:
+            sys.stderr.write(p.stdout)
+            return 2
+        out.append(run_line(i, p.stdout, keys))
+    text = "".join(l + "\n" for l in out)
+    if "--out" not in o:
+        sys.stdout.write(text)
+        return 0
+    try:
+        with open(o["--out"], "w") as f:
+            f.write(text)
+    except OSError as e:
+        raise cli.Fail(str(e)) from e
+    return 0
+
+
+if __name__ == "__main__":
+    cli.entry(main, "record", __doc__)

@@ -1,0 +1,147 @@
+# SPDX-License-Identifier: GPL-2.0-only OR MIT
+"""Unit tests of ktool.boot's pure parts: the options, the machine a kernel's .config
+asks for, the QEMU command line, the guest's /init (no QEMU, no kernel)."""
+import os
+import tempfile
+import unittest
+
+from . import boot, cli
+
+MICROVM_CONFIG = ("# CONFIG_PCI is not set\nCONFIG_VIRTIO_MMIO=y\n"
+                  "CONFIG_VIRTIO_MMIO_CMDLINE_DEVICES=y\n")
+
+
+class Boot(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.kernel = os.path.join(self.tmp.name, "bzImage")
+        open(self.kernel, "w").close()
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def opts(self, *args):
+        return boot.options(["--kernel", self.kernel] + list(args))
+
+    def usage(self, *args):
+        with self.assertRaises(cli.Usage) as c:
+            self.opts(*args)
+        return str(c.exception)
+
+    def refused(self, *args):
+        with self.assertRaises(cli.Fail) as c:
+            self.opts(*args)
+        return str(c.exception)
+
+    def test_options(self):
+        o = self.opts()
+        self.assertEqual((o.workload, o.kunit, o.disk_mb, o.passes, o.seconds, o.smp, o.mem,
+                          o.threads, o.machine, o.timeout), ("none", False, 768, 2, 90, 4, "256M",
+                                                             None, "pc", 300))
+        o = self.opts("--workload", "kunit", "--append", "a", "--append", "b c")
+        self.assertEqual((o.workload, o.kunit, o.append, o.timeout), ("none", True, "a b c", 900))
+        self.assertEqual(self.opts("--workload", "checker", "--seconds", "20").timeout, 420)
+        self.assertEqual(self.opts("--workload", "reclaim", "--threads", "2", "--passes", "1",
+                                   "--disk-mb", "400").timeout, 800)
+        self.assertEqual(self.opts("--workload", "mixed", "--timeout", "7").timeout, 7)
+        o = self.opts("--workload", "pageout")
+        self.assertEqual((o.mem, o.disk_mb), ("1536M", 1100))
+        o = self.opts("--workload", "pageout", "--mem", "1G", "--disk-mb", "900")
+        self.assertEqual((o.mem, o.disk_mb), ("1G", 900))
+
+    def test_bad_options(self):
+        self.assertEqual(self.usage("--workload", "x"), "boot: unknown workload 'x' (none reclaim "
+                         "mixed checker coherence offline idle pageout oom hotpath kunit)")
+        self.assertEqual(self.usage("--machine", "q35"),
+                         "boot: --machine wants pc or microvm, got 'q35'")
+        for n in ("0", "01", "-1", "1.5", "x", ""):
+            self.assertIn("boot: ", self.usage("--smp", n))
+        self.assertEqual(self.usage("--threads", "0"), "boot: not a positive integer: 0")
+        self.assertEqual(self.usage("--nope"), "boot: unknown argument: --nope")
+        self.assertEqual(self.usage("--kernel"), "boot: --kernel needs a value")
+        self.assertEqual(self.opts("--wargs", "", "--append", "").wargs, "")
+        with self.assertRaises(cli.Usage):
+            boot.options([])
+        self.assertEqual(self.refused("--wargs", "-x"), "--wargs needs a workload")
+        self.assertIn("pc machine only", self.refused("--machine", "microvm", "--workload", "oom"))
+        self.assertIn("--trace needs the pc machine",
+                      self.refused("--machine", "microvm", "--trace", "t.gz"))
+        with self.assertRaises(cli.Fail):
+            boot.options(["--kernel", self.kernel + ".none"])
+
+    def test_machine(self):
+        self.assertEqual(boot.auto_machine(MICROVM_CONFIG), "microvm")
+        self.assertEqual(boot.auto_machine(MICROVM_CONFIG + "CONFIG_PCI=y\n"), "pc")
+        self.assertEqual(boot.auto_machine("# CONFIG_PCI is not set\n"), "pc")
+        self.assertEqual(boot.auto_machine("CONFIG_VIRTIO_MMIO_CMDLINE_DEVICES=m\n"), "pc")
+        self.assertEqual(self.opts().machine, "pc")  # no .config beside it
+        os.makedirs(os.path.join(self.tmp.name, "src", "out"))
+        with open(os.path.join(self.tmp.name, "src", "out", ".config"), "w") as f:
+            f.write(MICROVM_CONFIG)
+        self.assertEqual(self.opts().machine, "microvm")
+        self.assertEqual(self.opts("--machine", "pc", "--workload", "oom").machine, "pc")
+        self.assertIn("pc machine only", self.refused("--workload", "coherence"))
+        o = boot.options(["--check-console", self.kernel])  # boots nothing: pc
+        self.assertEqual((o.machine, o.workload), ("pc", "none"))
+
+    def test_plan(self):
+        cmd, argv, disks = boot.plan(self.opts("--workload", "reclaim", "--append", "x=1"), "/w")
+        self.assertEqual(cmd, "/bin/reclaim --threads 4 --passes 2")
+        self.assertEqual(argv, [
+            "timeout", "-k", "10", "2136", "qemu-system-x86_64", "-accel", "tcg", "-smp", "4",
+            "-m", "256M", "-nographic", "-no-reboot", "-monitor", "none", "-nic", "none",
+            "-serial", "file:/w/console.raw", "-serial", "file:/w/results.raw",
+            "-kernel", self.kernel, "-initrd", "/w/initramfs.cpio.gz", "-append",
+            "console=ttyS0 loglevel=7 panic=-1 oops=panic rdinit=/init x=1",
+            "-drive", "file=/w/disk.img,format=raw,if=virtio,cache=unsafe"])
+        self.assertEqual(disks, {"/w/disk.img": 768})
+        cmd, argv, disks = boot.plan(self.opts("--workload", "checker", "--machine", "microvm",
+                                               "--wargs", "--hot-pages 8"), "/w", "/c/s.img")
+        self.assertEqual(cmd, "/bin/checker --seconds 90 --hot-pages 8")
+        self.assertEqual(argv[argv.index("-append") + 1:], [
+            "console=ttyS0 loglevel=7 panic=-1 oops=panic rdinit=/init reboot=t",
+            "-drive", "file=/c/s.img,format=raw,if=none,id=lufd1,cache=unsafe,snapshot=on",
+            "-device", "virtio-blk-device,drive=lufd1"])
+        self.assertIn("isa-serial,chardev=lufres,index=1", argv)
+        self.assertEqual(disks, {})
+        cmd, argv, disks = boot.plan(self.opts("--workload", "offline", "--smp", "2"), "/w")
+        self.assertEqual(argv[argv.index("-m") + 1], "256M,slots=2,maxmem=1G")
+        self.assertTrue(argv[argv.index("-append") + 1].endswith(
+            "rdinit=/init memhp_default_state=offline isolcpus=1 luf.idle_ms=0"))
+        self.assertEqual(argv[-4:], ["-object", "memory-backend-ram,id=m1,size=128M",
+                                     "-device", "pc-dimm,id=d1,memdev=m1"])
+        cmd, argv, disks = boot.plan(self.opts("--workload", "coherence"), "/w")
+        self.assertEqual(len(disks), 8)
+        self.assertEqual(disks["/w/fs.img"], 64)
+        self.assertEqual(argv.count("file=/w/shared.img,format=raw,if=virtio,cache=unsafe,"
+                                    "file.locking=off"), 2)
+        self.assertIn("file=/w/nvme.img,format=raw,if=none,id=nvm,cache=unsafe", argv)
+        cmd, argv, _ = boot.plan(self.opts("--trace", "t.gz", "--workload", "hotpath"), "/w")
+        self.assertIn("file,id=luftrace,path=/w/trace.raw", argv)
+        self.assertEqual(cmd, "/bin/hotpath")
+
+    def test_init(self):
+        text = boot.init_text("/bin/offline --idle", False)
+        self.assertTrue(text.startswith("#!/bin/busybox sh\n"))
+        self.assertTrue(text.endswith("\nreboot -f\n"))
+        self.assertEqual(text.count("/bin/offline --idle"), 4)
+        self.assertIn('\t/bin/offline --idle >&3 2>&3\n\trc=$?\n', text)
+        self.assertIn("\nr() { echo \"$@\" >&3; }\n", text)
+        self.assertNotIn("%", text)
+        self.assertNotIn("tracing", text)
+        self.assertIn('\nr "@@info cmdline=$(cat /proc/cmdline)"\n\nsnap before\n', text)
+        self.assertIn('\nr "@@snap $1 $(cut -d\' \' -f1 /proc/uptime)"', text.replace("\t", ""))
+        self.assertIn(r"'s/^MemTotal: *\([0-9]*\).*/\1/p'", text)
+        traced = boot.init_text("", True)
+        self.assertIn("\nT=/sys/kernel/tracing\n", traced)
+        self.assertIn("echo 'p:luf/unmap try_to_unmap_one folio=%di:x64 mm=+16(%si):x64 "
+                      "vmflags=+32(%si):x64' >> $T/kprobe_events || r \"@@trace_error kprobe "
+                      "unmap\"\n", traced)
+        self.assertIn('echo 1 > $T/tracing_on\nsnap before\n', traced)
+        self.assertIn('\nr "@@trace lost=$lost"\nsnap after\n', traced)
+        self.assertIn('if [ -n "" ]; then\n\t >&3 2>&3\n', traced)
+        self.assertEqual(traced.count("@@trace_error"), 8)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,199 @@
+# SPDX-License-Identifier: GPL-2.0-only OR MIT
+"""Unit tests of ktool.ci's rules, from small canned outputs of boot, its consoles and
+checkpatch.pl (python3 -m unittest ktool.test_ci; no kernel, no QEMU)."""
+import os
+import tempfile
+import unittest
+
+from . import ci
+
+RECLAIM = """status=pass
+fail_reason=
+guest_nproc=4
+kunit_cases_passed=55
+kunit_cases_skipped=2
+nr_luf_deferred=114955
+nr_luf_deferred.after=114955
+"""
+CHECKER = """status=pass
+nr_luf_deferred=50025
+nr_luf_abort_write_fault=0
+nr_luf_abort_write_other=351
+  mismatch lines and other stderr are not results
+"""
+COHERENCE = "status=pass\nworkload.shared_luf_defer=0\nworkload.shared_unmark_errno=22\n" + \
+    "".join("workload.%s_rounds=3\nworkload.%s_windows=%d\nworkload.%s_new_seen=3\n"
+            % (w, w, 2 if w in ("pwrite", "map", "dio", "mount") else 0, w)
+            for w in ("pwrite", "map", "dio", "mount", "flight", "aio", "shared", "part")) + \
+    "workload.flight_tested=3\nworkload.aio_tested=1\nworkload.rounds=24\n"
+
+
+def edit(text, old, new):
+    """@text with its line @old replaced by @new (None: removed); @old must be there."""
+    lines = text.splitlines()
+    assert old in lines, old
+    return "".join(l + "\n" for l in (new if l == old else l for l in lines) if l is not None)
+
+
+class Rules(unittest.TestCase):
+    def test_parse_kv(self):
+        kv = ci.parse_kv("boot: progress\nstatus=pass\nnr_luf_deferred.after=7\n  a=b\nx=1=2\n")
+        self.assertEqual(kv, {"status": "pass", "nr_luf_deferred.after": "7", "x": "1=2"})
+        self.assertEqual((ci.num(None), ci.num(""), ci.num("12"), ci.num("x")), (0, 0, 12, 0))
+        self.assertEqual(ci.lines("a\x0cb\n\nc\n"), ["a\x0cb", "", "c"])
+        self.assertEqual((ci.lines(""), ci.lines("a")), ([], ["a"]))
+
+    def test_sanitizer_floors(self):
+        self.assertEqual(ci.sanitizer_fails(RECLAIM), [])
+        for old, new, what in (("guest_nproc=4", "guest_nproc=1", "not 4 CPUs"),
+                               ("guest_nproc=4", None, "not 4 CPUs"),
+                               ("kunit_cases_skipped=2", "kunit_cases_skipped=15", "not 4 CPUs"),
+                               ("kunit_cases_skipped=2", "kunit_cases_skipped=1", "not 4 CPUs"),
+                               ("nr_luf_deferred=114955", "nr_luf_deferred=49999", "49999"),
+                               ("nr_luf_deferred=114955", None, "deferred no flushes")):
+            fails = ci.sanitizer_fails(edit(RECLAIM, old, new))
+            self.assertEqual(len(fails), 1, (old, new))
+            self.assertIn(what, fails[0])
+        self.assertEqual(ci.sanitizer_fails(edit(RECLAIM, "nr_luf_deferred=114955",
+                                                 "nr_luf_deferred=50000")), [])
+        self.assertTrue(ci.sanitizer_fails(RECLAIM.replace("guest_nproc=4", "guest_nproc=1"))[0]
+                        .endswith(": guest_nproc=1 kunit_cases_skipped=2 "))
+
+    def test_checker_floors(self):
+        self.assertIsNone(ci.checker_fails(CHECKER))
+        self.assertIsNone(ci.checker_fails(edit(CHECKER, "nr_luf_deferred=50025",
+                                                "nr_luf_deferred=5000")))
+        self.assertIn("deferred 4999 flushes", ci.checker_fails(
+            edit(CHECKER, "nr_luf_deferred=50025", "nr_luf_deferred=4999")))
+        self.assertIn("(0 write aborts)", ci.checker_fails(
+            edit(CHECKER, "nr_luf_abort_write_other=351", "nr_luf_abort_write_other=0")))
+        self.assertIsNone(ci.checker_fails(edit(edit(
+            CHECKER, "nr_luf_abort_write_other=351", None), "nr_luf_abort_write_fault=0",
+            "nr_luf_abort_write_fault=1")))
+
+    def test_scan_catches(self):
+        console = "boot\n[  3.1] BUG: KASAN: slab-use-after-free in luf_test_bad_access\n"
+        self.assertIsNone(ci.scan_missing(console, ["BUG: KASAN"]))
+        self.assertEqual(ci.scan_missing(console, ["BUG: KASAN", "sleeping function"]),
+                         "sleeping function")
+        self.assertEqual(ci.scan_missing("BUG: KCSAN: data-race in printk / vprintk\n",
+                                         ["BUG: KCSAN: data-race in .*luf_test_"]),
+                         "BUG: KCSAN: data-race in .*luf_test_")
+
+    def test_coherence(self):
+        self.assertEqual(ci.coherence_fails(COHERENCE), [])
+        for w in ("pwrite", "map", "dio", "mount"):
+            for new in ("workload.%s_windows=0" % w, None):
+                f = ci.coherence_fails(edit(COHERENCE, "workload.%s_windows=2" % w, new))
+                self.assertEqual(f, ["FAIL: the %s writer met no stale translation: it proves "
+                                     "nothing" % w])
+        for new in ("workload.part_new_seen=2", "workload.part_new_seen=03", None):
+            f = ci.coherence_fails(edit(COHERENCE, "workload.part_new_seen=3", new))
+            self.assertEqual(len(f), 1)
+            self.assertIn("the part writer's witness read the new version in", f[0])
+        for old, new in (("workload.shared_luf_defer=0", "workload.shared_luf_defer=1"),
+                         ("workload.shared_luf_defer=0", None),
+                         ("workload.shared_unmark_errno=22", "workload.shared_unmark_errno=0")):
+            f = ci.coherence_fails(edit(COHERENCE, old, new))
+            self.assertEqual(len(f), 1)
+            self.assertIn("queue/luf_defer of the shared writer's disk", f[0])
+        for w in ("flight", "aio"):
+            f = ci.coherence_fails(COHERENCE.replace("workload.%s_tested=" % w, "x="))
+            self.assertEqual(f, ["FAIL: no round of the %s writer reclaimed the page during "
+                                 "its write: it proves nothing" % w])
+
+    def test_park(self):
+        self.assertFalse(ci.nothing_parked("workload.parked_kb=1024\n"))
+        self.assertTrue(ci.nothing_parked("workload.parked_kb=0\n"))
+        self.assertTrue(ci.nothing_parked("status=fail\n"))
+
+    def test_core_mutants(self):
+        names = ci.core_mutants()
+        self.assertEqual(names, sorted(set(names)))
+        self.assertIn("DONE_RELAXED", names)
+        self.assertIn("DONE_RELAXED", ci.NOT_IN_KUNIT)
+        self.assertTrue(all(n and n == n.upper() and not n.startswith("LUF_") for n in names))
+
+    def test_kunit_mutants(self):
+        out = "status=fail\nfail_reason=kunit.py parse: failed, crashed or missing KUnit cases\n"
+        con = "".join("    not ok %d luf_test_%s\n" % (i, c) for i, c in enumerate("fbdacebf"))
+        self.assertEqual(ci.kunit_caught(1, out, con + "not ok 1 luf\n"),
+                         (True, "caught by: luf_test_a luf_test_b luf_test_c luf_test_d "
+                                "luf_test_e luf_test_f "))
+        self.assertEqual(ci.kunit_caught(1, out, "not ok 1 luf\n"), (True, "caught by: "))
+        self.assertEqual(ci.kunit_caught(0, out, con)[0], False)
+        self.assertIsNone(ci.kunit_caught(1, "fail_reason=timeout after 600 s\n", con)[0])
+        self.assertIsNone(ci.kunit_caught(1, out, "    ok 3 luf_test_b\n")[0])
+
+    def test_stale_reads(self):
+        out = "workload.pwrite_stale_reads=3\nworkload.map_stale_reads=0\n"
+        self.assertEqual(ci.stale_caught("M", ["pwrite", "map", "dio"], out), [
+            (True, "M: caught by the coherence workload's pwrite writer: 3 stale reads"),
+            (False, "M: NOT caught by the map writer (map_stale_reads=0)"),
+            (False, "M: NOT caught by the dio writer (dio_stale_reads=none)")])
+
+    def test_mm_mutants(self):
+        for mutant, caught, missed, say in (
+                ("RECLAIM_NO_FLUSH", "workload.mismatches=2", "workload.mismatches=0",
+                 "RECLAIM_NO_FLUSH: caught by the checker (run 1): 2 stale reads, e.g.:"),
+                ("ALLOC_NO_DRAIN", "workload.hog=signal9\nworkload.parked_max_kb=9",
+                 "workload.hog=ok", "ALLOC_NO_DRAIN: caught by the oom workload: the "
+                 "allocation was OOM-killed with 9 kB parked"),
+                ("OFFLINE_NO_DRAIN", "workload.offline_rc=4\nworkload.offline_s=10.0",
+                 "workload.offline_rc=1", "OFFLINE_NO_DRAIN: caught by the offline workload: "
+                 "workload.offline_s=10.0 "),
+                ("PARK_UNBOUNDED", "workload.parked_max_kb=260", "workload.parked_max_kb=256",
+                 "PARK_UNBOUNDED: caught by the pageout workload: 260 kB parked, bound 256 kB")):
+            self.assertEqual(ci.mm_caught(mutant, caught + "\n"), (True, say))
+            key = missed.split("=")[0].split(".")[1]
+            self.assertEqual(ci.mm_caught(mutant, missed + "\n"), (
+                False, "%s: NOT caught (%s)" % (mutant, missed.split(".", 1)[1])))
+            self.assertEqual(ci.mm_caught(mutant, "status=fail\n"),
+                             (False, "%s: NOT caught (%s=none)" % (mutant, key)))
+
+    def test_kunit_cases(self):
+        self.assertTrue(ci.case_failed("    not ok 7 luf_test_lazy_cpu\n", "luf_test_lazy_cpu"))
+        self.assertFalse(ci.case_failed("    ok 7 luf_test_lazy_cpu\n", "luf_test_lazy_cpu"))
+        self.assertFalse(ci.case_failed("    not ok 7 luf_test_lazy_cpu_2\n", "luf_test_lazy_cpu"))
+
+    def test_defer_dirty(self):
+        hit = "WARNING: CPU: 1 PID: 44 at mm/rmap.c:1600 try_to_unmap_one+0x5/0x9"
+        self.assertEqual(ci.grep("boot\n" + hit + "\n", ci.DIRTY), [hit])
+        self.assertFalse(ci.grep("WARNING: CPU: 1 PID: 44 at mm/vmscan.c:1600\n", ci.DIRTY))
+
+    def test_checkpatch(self):
+        clean = "total: 0 errors, 0 warnings, 4 checks, 4145 lines checked\n"
+        self.assertEqual(ci.checkpatch_total("x.patch has style problems\n" + clean),
+                         (clean.strip(), True))
+        self.assertEqual(ci.checkpatch_total("total: 0 errors, 0 warnings, 51 lines checked\n"),
+                         ("total: 0 errors, 0 warnings, 51 lines checked", True))
+        self.assertEqual(ci.checkpatch_total("total: 0 errors, 1 warnings, 51 lines checked\n")[1],
+                         False)
+        self.assertEqual(ci.checkpatch_total("total: 2 errors, 0 warnings, 51 lines checked\n")[1],
+                         False)
+        self.assertEqual(ci.checkpatch_total("Can't open x.patch\n"), ("", False))
+        out = "WARNING: a\n1\n2\n3\n4\nERROR: b\n5\nWARNING: c\n6\n7\n8\n9\n10\nERROR: d\n"
+        self.assertEqual(ci.after_context(out, r"^(ERROR|WARNING):"), [
+            "WARNING: a", "1", "2", "3", "--", "ERROR: b", "5", "WARNING: c", "6", "7", "8",
+            "--", "ERROR: d"])
+
+    def test_harness_series(self):
+        with tempfile.TemporaryDirectory() as d:
+            def write(name, text):
+                with open(os.path.join(d, name), "w") as f:
+                    f.write(text)
+                return os.path.join(d, name)
+            s = write("series", "# c\na.patch\nb.patch\n")
+            h = write("harness", "# c\n../../p/a.patch\n../../p/b.patch\nh.patch\n")
+            self.assertTrue(ci.harness_lists_series(s, h))
+            self.assertEqual(ci.series_lines(h), ["../../p/a.patch", "../../p/b.patch", "h.patch"])
+            h = write("harness", "# c\n../../p/b.patch\n../../p/a.patch\nh.patch\n")
+            self.assertFalse(ci.harness_lists_series(s, h))
+            h = write("harness", "# c\n../../p/a.patch\nh.patch\n")
+            self.assertFalse(ci.harness_lists_series(s, h))
+        self.assertTrue(ci.harness_lists_series(ci.cli.SERIES, os.path.join(
+            ci.cli.KDIR, "harness", "series")))
+
+
+if __name__ == "__main__":
+    unittest.main()
