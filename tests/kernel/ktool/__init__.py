@@ -19,6 +19,8 @@ cli      what the commands share (paths, messages, usage, exit statuses)
 selftest the unit tests of the rules (python3 -m ktool.selftest: ctest's
          kernel.selftest), from recorded consoles in tests/kernel/fixtures;
          test_*.py those of the rest (ctest's kernel.ktool)
+mutants  each rule selftest does not switch off itself, switched off in a
+         scratch copy: a test must fail (ctest's kernel.selftest_mutants)
 
 Standard library only (Debian's python3).
 """

@@ -556,7 +556,10 @@ def main(argv):
         if not kunit_py:
             raise cli.Fail("no tools/testing/kunit/kunit.py (run tests/kernel/kbuild first)")
     signal.signal(signal.SIGTERM, interrupted)
-    work = tempfile.mkdtemp(prefix="luf-boot.", dir=os.environ.get("TMPDIR") or "/tmp")
+    try:
+        work = tempfile.mkdtemp(prefix="luf-boot.", dir=os.environ.get("TMPDIR") or "/tmp")
+    except OSError as e:
+        raise cli.Fail(str(e)) from None
     txt = os.path.join(work, "console.txt")
     try:
         if o.check_console:  # only the console checks (and KUnit) on an existing log

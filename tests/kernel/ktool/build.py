@@ -280,6 +280,7 @@ class Build:
             return bzimage
         self.lock()
         if self.done():  # built while we waited
+            touch(self.path("used"))
             return bzimage
         t_start = int(time.time())
         self.unpack(t_start)
@@ -552,10 +553,10 @@ def main(argv):
     b = Build(parse(argv))
     try:
         print(b.run())
-    except cli.Fail as e:
+    except (cli.Fail, OSError) as e:
         sys.stdout.flush()
         sys.stderr.write("kbuild[%s]: FAIL: %s\n" % (b.name or "?", e))
-        return e.status
+        return e.status if isinstance(e, cli.Fail) else 1
     return 0
 
 

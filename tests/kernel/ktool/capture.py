@@ -103,4 +103,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    cli.entry(main, "capture", __doc__)
+    cli.entry(main, "capture", __doc__, term=True)

@@ -749,4 +749,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    cli.entry(main, "ci", __doc__)
+    cli.entry(main, "ci", __doc__, term=True)

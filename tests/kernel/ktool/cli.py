@@ -3,11 +3,12 @@
 module's docstring, and running a command line.
 
 A command module defines main(argv) -> exit status and ends with
-`if __name__ == "__main__": cli.entry(main)`; its shell entry point in
+`if __name__ == "__main__": cli.entry(main, NAME, __doc__)`; its shell entry point in
 tests/kernel/ is one line that runs `python3 -m ktool.NAME`.
 """
 import os
 import re
+import signal
 import subprocess
 import sys
 
@@ -57,10 +58,30 @@ def say(name, msg, stream=None):
 
 
 def run(cmd, **kw):
-    """subprocess.run() of the list @cmd, text mode, not raising on a nonzero status."""
+    """subprocess.run() of the list @cmd, text mode, not raising on a nonzero
+    status. Interrupted (Ctrl-C, or SIGTERM turned into KeyboardInterrupt by
+    entry()), it lets the child end first: boot then stops its QEMU and removes
+    its scratch directory, timeout passes the signal on to QEMU. The child gets
+    5 s to see a Ctrl-C of its own, then SIGTERM and 60 s, then SIGKILL."""
     kw.setdefault("text", True)
     kw.setdefault("errors", "replace")
-    return subprocess.run(cmd, check=False, **kw)
+    data = kw.pop("input", None)
+    if data is not None:
+        kw["stdin"] = subprocess.PIPE
+    with subprocess.Popen(cmd, **kw) as p:
+        try:
+            out, err = p.communicate(data)
+        except KeyboardInterrupt:
+            for sig, wait in ((None, 5), (signal.SIGTERM, 60), (signal.SIGKILL, None)):
+                if sig:
+                    p.send_signal(sig)
+                try:
+                    p.wait(wait)
+                    break
+                except subprocess.TimeoutExpired:
+                    pass
+            raise
+    return subprocess.CompletedProcess(cmd, p.returncode, out, err)
 
 
 def output(cmd, **kw):
@@ -78,11 +99,18 @@ def positive(text, what):
     return int(text)
 
 
-def entry(main, name=None, doc=None):
+def _interrupted(signum, frame):
+    raise KeyboardInterrupt
+
+
+def entry(main, name=None, doc=None, term=False):
     """Run main(sys.argv[1:]) and exit with its status: Fail prints "NAME: FAIL:
     msg" (exit its status), Usage the message and @doc's usage (exit 2), an
-    interrupt exits 130."""
+    interrupt exits 130. @term: SIGTERM interrupts too (what runs boots: run()
+    then ends the child before the scratch directories go)."""
     name = name or os.path.basename(sys.argv[0]).replace(".py", "")
+    if term:
+        signal.signal(signal.SIGTERM, _interrupted)
     try:
         sys.exit(main(sys.argv[1:]) or 0)
     except Fail as e:

@@ -745,4 +745,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    cli.entry(main, "compare", __doc__)
+    cli.entry(main, "compare", __doc__, term=True)

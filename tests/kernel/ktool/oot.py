@@ -301,7 +301,7 @@ def run(work, ver, kdir, mutants, t_start):
 
 def main(argv):
     if argv not in ([], ["--mutants"]):
-        raise cli.Usage("")
+        raise cli.Usage("run: unknown arguments: %s" % " ".join(argv))
     mutants = MUTANTS if argv else None
     t_start = time.time()
     if not packages():
@@ -328,4 +328,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    cli.entry(main, "kernel", __doc__)
+    cli.entry(main, "kernel", __doc__, term=True)

@@ -123,4 +123,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    cli.entry(main, "record", __doc__)
+    cli.entry(main, "record", __doc__, term=True)
