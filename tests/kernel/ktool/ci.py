@@ -156,9 +156,7 @@ def num(value):
         return 0
 
 
-def lines(text):
-    """The lines of @text, as grep and tail see them (split at newlines only)."""
-    return (text[:-1] if text.endswith("\n") else text).split("\n") if text else []
+lines = cli.lines
 
 
 def grep(text, pattern):

@@ -50,6 +50,12 @@ def usage_text(doc):
     return "\n".join(lines) + "\n"
 
 
+def lines(text):
+    """@text's lines as grep and tail see them: split at "\\n" only, no empty last one."""
+    out = text.split("\n")
+    return out[:-1] if out[-1] == "" else out
+
+
 def say(name, msg, stream=None):
     """One progress line, "NAME: msg", to @stream (default stderr)."""
     s = stream or sys.stderr

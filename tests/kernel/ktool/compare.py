@@ -132,10 +132,7 @@ def invalid(msg):
     raise SystemExit(2)
 
 
-def lines(text):
-    """@text's lines as grep and tail see them: split at "\\n" only, no empty last one."""
-    out = text.split("\n")
-    return out[:-1] if out[-1] == "" else out
+lines = cli.lines
 
 
 def read(path):
