@@ -596,11 +596,27 @@ class Ci:
                 echo(grep(out, shown))
 
     def stale(self, mutant, *writers):
-        """Mutant @mutant switches one rule off: the coherence workload's @writers (one
-        boot) must each make its reader see old contents after new ones."""
-        p = self.boot("--kernel", self.mm, "--append", "luf.mutant=" + mutant, "--workload",
-                      "coherence", "--wargs", "--writers " + ",".join(writers), "--timeout", "900")
-        self.verdicts(stale_caught(mutant, writers, p.stdout), p.stdout)
+        """Mutant @mutant switches one rule off: the coherence workload's @writers must
+        each make its reader see old contents after new ones, in one of up to three
+        boots (the writers not caught yet boot again: on a loaded machine a round's
+        window can close before its witness reads the new version; CI saw 1 window in
+        3 rounds, and 0 stale reads, once)."""
+        left, p = list(writers), None
+        for run in (1, 2, 3):
+            if p:
+                self.say("%s: run %d for the %s writer(s), whose reader saw no stale read: "
+                         "%s" % (mutant, run, ",".join(left), show(p.stdout, r"^workload\.(%s)_"
+                                                             r"(rounds|windows|stale_reads)="
+                                                             % "|".join(left))))
+            p = self.boot("--kernel", self.mm, "--append", "luf.mutant=" + mutant,
+                          "--workload", "coherence", "--wargs", "--writers " + ",".join(left),
+                          "--timeout", "900")
+            res = stale_caught(mutant, left, p.stdout)
+            self.verdicts([r for r in res if r[0]], p.stdout)
+            left = [w for w, r in zip(left, res) if not r[0]]
+            if not left:
+                return
+        self.verdicts([r for r in res if not r[0]], p.stdout)
 
     def mm_boot(self, mutant, workload, *args, stderr=subprocess.STDOUT):
         """The harness kernel's boot with luf.mutant=@mutant, as boot()."""

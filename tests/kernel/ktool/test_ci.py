@@ -1,7 +1,10 @@
 # SPDX-License-Identifier: GPL-2.0-only OR MIT
 """Unit tests of ktool.ci's rules, from small canned outputs of boot, its consoles and
 checkpatch.pl (python3 -m unittest ktool.test_ci; no kernel, no QEMU)."""
+import contextlib
+import io
 import os
+import subprocess
 import tempfile
 import unittest
 
@@ -131,6 +134,28 @@ class Rules(unittest.TestCase):
             (True, "M: caught by the coherence workload's pwrite writer: 3 stale reads"),
             (False, "M: NOT caught by the map writer (map_stale_reads=0)"),
             (False, "M: NOT caught by the dio writer (dio_stale_reads=none)")])
+
+    def test_stale_retries(self):
+        # A writer not caught boots again, alone, up to three boots in all.
+        def step(outs):
+            c, booted = ci.Ci("mm-mutants", "/nonexistent"), []
+
+            def boot(*args, **kw):
+                booted.append(args[args.index("--wargs") + 1])
+                return subprocess.CompletedProcess(args, 0, outs.pop(0), None)
+            c.boot, c.say = boot, lambda msg, fail=False: setattr(c, "fail", c.fail | fail)
+            with contextlib.redirect_stdout(io.StringIO()):
+                c.stale("M", "pwrite", "map")
+            return c.fail, booted
+        hit, miss = "workload.%s_stale_reads=5\n", "workload.%s_stale_reads=0\n"
+        self.assertEqual(step([hit % "pwrite" + hit % "map"]),
+                         (False, ["--writers pwrite,map"]))
+        self.assertEqual(step([hit % "pwrite" + miss % "map", miss % "map", hit % "map"]),
+                         (False, ["--writers pwrite,map", "--writers map", "--writers map"]))
+        self.assertEqual(step([miss % "pwrite" + hit % "map", miss % "pwrite",
+                               miss % "pwrite"]),
+                         (True, ["--writers pwrite,map", "--writers pwrite",
+                                 "--writers pwrite"]))
 
     def test_mm_mutants(self):
         for mutant, caught, missed, say in (
