@@ -52,9 +52,6 @@ BAD_PARAMS = ("cpus=4095", "cpus=0,0", "order=9", "nr_keys=1", "key_lo=0", "key_
               "batch=0", "pool=8", "rounds=0")
 DEBUG_ARGS = "cpus=0,2 order=1 nr_keys=64 key_lo=3 key_hi=9 batch=8 pool=64 rounds=200"
 APPEND = "console=ttyS0 panic=-1 oops=panic loglevel=7 printk.time=0 rdinit=/init"
-# ktool.scan's reports, and an expedited RCU stall's title, which none of its
-# patterns holds (the stall with only tasks blocking prints no Call Trace either).
-RULES = scan.PROBLEM_RULES + (r"detected expedited stalls",)
 
 
 def say(msg):
@@ -183,7 +180,7 @@ def check(console, qemu_status, mutants=None):
         bad("QEMU exit status %d (124: timeout)" % qemu_status)
     if not any(l.startswith("luf-run: done") for l in console):
         bad("init did not finish (no 'luf-run: done')")
-    listed(scan.problem_lines(console, RULES), "kernel reported a problem (lines above)")
+    listed(scan.problem_lines(console), "kernel reported a problem (lines above)")
     docs = ktap_documents(console)
     if mutants:
         if console.count("luf-run: insmod rc=0") != len(mutants):

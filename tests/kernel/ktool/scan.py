@@ -53,7 +53,7 @@ PROBLEM_RULES = (
     r"Kernel panic",
     r"general protection fault",
     r"hard LOCKUP",
-    r"detected stalls?",
+    r"detected (?:expedited )?stalls?",
     r"blocked for more than",
     r"list_(add|del) corruption",
     r"Out of memory",

@@ -57,7 +57,8 @@ REPORTS = {
     r"general protection fault": "general protection fault, probably for non-canonical "
                                  "address 0xdead000000000100: 0000 [#1] PREEMPT SMP NOPTI",
     r"hard LOCKUP": "Watchdog detected hard LOCKUP on cpu 1",
-    r"detected stalls?": "rcu: INFO: rcu_preempt detected stalls on CPUs/tasks:",
+    r"detected (?:expedited )?stalls?": "rcu: INFO: rcu_preempt detected expedited stalls on "
+                                        "CPUs/tasks: { P73 } 21 jiffies s: 105 root: 0x0/T",
     r"blocked for more than": "INFO: task kswapd0:50 blocked for more than 120 seconds.",
     r"list_(add|del) corruption": "list_add corruption. prev->next should be next "
                                   "(ffff888003f1c0f8), but was 0000000000000000.",
@@ -70,7 +71,8 @@ REPORTS = {
                                    "00000000c0ffee00 at mm/luf.c:512",
     r"lazy unmap flush stays off": "luf: set-up failed (-12): lazy unmap flush stays off",
 }
-# Reports whose first line holds more than one pattern (selftest's list before ktool).
+# Reports whose first line holds more than one pattern (selftest's list before ktool),
+# and other forms of one rule's report.
 MORE_REPORTS = [
     "BUG: KASAN: use-after-free in luf_alloc+0x1e/0x90",
     "BUG: KCSAN: data-race in luf_batch_fold / luf_mark_done",
@@ -84,6 +86,7 @@ MORE_REPORTS = [
     "general protection fault, probably for non-canonical address 0xdffffc0000000001: 0000 [#1]",
     "watchdog: BUG: soft lockup - CPU#1 stuck for 26s! [checker:91]",
     "rcu: INFO: rcu_sched self-detected stall on CPU",
+    "rcu: INFO: rcu_preempt detected stalls on CPUs/tasks:",
     "Kernel panic - not syncing: stack-protector: Kernel stack is corrupted in: luf_drain+0x1/0x2",
 ]
 
