@@ -46,7 +46,8 @@ Usage: boot --kernel BZIMAGE [--workload NAME] [--kunit] [--disk-mb N] [--thread
                    kernels; else pc). microvm runs none, kunit, reclaim, mixed,
                    checker and hotpath
   --verbose        stream the console to stderr while the guest runs
-  --keep           keep the scratch directory
+  --keep           keep the scratch directory (a failed boot keeps it without its
+                   initramfs, and says where)
   --check-console FILE   boot nothing: run the console checks (kernel problems, and
                    KUnit with --kunit) on an existing console log; shows the scan can fail
 Results (stdout, key=value, one per line): status, fail_reason, kernel, workload,
@@ -67,6 +68,7 @@ on; see the scan below), kunit_* (with --kunit).
 Exit: 0 pass, 1 fail (kernel problem, workload failure, timeout, KUnit), 2 usage.
 Environment: LUF_KERNEL_CACHE (as kbuild), LUF_KUNIT_PY (the kunit.py to use), TMPDIR.
 """
+import contextlib
 import fcntl
 import glob
 import gzip
@@ -560,7 +562,7 @@ def main(argv):
         work = tempfile.mkdtemp(prefix="luf-boot.", dir=os.environ.get("TMPDIR") or "/tmp")
     except OSError as e:
         raise cli.Fail(str(e)) from None
-    txt = os.path.join(work, "console.txt")
+    txt, failed = os.path.join(work, "console.txt"), True
     try:
         if o.check_console:  # only the console checks (and KUnit) on an existing log
             strip_cr(o.check_console, txt)
@@ -580,10 +582,10 @@ def main(argv):
         rc = verdict.main(vargs)
         sys.stdout.flush()
         if rc:
-            say("FAIL (console: %s); last console lines:"
-                % (o.console or "use --console FILE to keep it"))
+            say("FAIL (console: %s); last console lines:" % (o.console or txt))
             sys.stderr.write("".join("  %s\n" % l for l in last_lines(txt, 25)))
             return 1
+        failed = False
         say("PASS in %d s" % elapsed)
         return 0
     except OSError as e:  # e.g. a --console, --json or --trace FILE that cannot be written
@@ -591,6 +593,11 @@ def main(argv):
     finally:
         if o.keep:
             say("kept " + work)
+        elif failed:  # the console, results and kunit.json stay; the initramfs goes
+            shutil.rmtree(os.path.join(work, "initramfs"), ignore_errors=True)
+            with contextlib.suppress(OSError):
+                os.remove(os.path.join(work, "initramfs.cpio.gz"))
+            say("kept %s (the failed boot's console and results)" % work)
         else:
             shutil.rmtree(work, ignore_errors=True)
 

@@ -775,19 +775,42 @@ def main(argv):
     if step == "build":
         ci.say("patched: " + kernels.build("luf"))
         return 0
-    with tempfile.TemporaryDirectory(prefix="luf-kci.") as ci.work:
-        if step == "kunit":
-            rc = cli.run([BOOT, "--kernel", kernels.build("luf"), "--workload", "kunit",
-                          "--console", ci.console("luf")]).returncode
-            if rc == 0:
-                echo(grep(ci.read("luf"), r"luf IPIs|TLB shootdowns"), "  console: ")
-            return rc
-        if step == "compare":
-            return cli.run([os.path.join(cli.KDIR, "compare"), "--runs", "1", "--short",
-                            "--workloads", "reclaim,checker", "--baseline-off", "--json",
-                            os.path.join(ci.work, "compare.json")]).returncode
-        getattr(ci, {"debug": "sanitizer", "kcsan": "sanitizer",
-                     "mm-mutants": "mm_mutants"}.get(step, step))()
+    return in_scratch(ci, step)
+
+
+def in_scratch(ci, step):
+    """Run @step in a new scratch directory, removed if it passes (else kept: the
+    consoles its messages name); its exit status."""
+    try:
+        ci.work = tempfile.mkdtemp(prefix="luf-kci.")
+    except OSError as e:
+        raise cli.Fail(str(e)) from None
+    rc = 1
+    try:
+        rc = run_step(ci, step)
+    finally:
+        if rc == 0:
+            shutil.rmtree(ci.work, ignore_errors=True)
+        else:
+            ci.say("kept %s (the step's consoles)" % ci.work)
+    return rc
+
+
+def run_step(ci, step):
+    """Run @step (not build) in @ci's scratch directory; its exit status."""
+    if step == "kunit":
+        rc = cli.run([BOOT, "--kernel", kernels.build("luf"), "--workload", "kunit",
+                      "--console", ci.console("luf")]).returncode
+        if rc == 0:
+            # luf's own suite (the count above has the kernel's list and hlist too)
+            echo(grep(ci.read("luf"), r"^ *# luf: pass:|luf IPIs|TLB shootdowns"), "  console: ")
+        return rc
+    if step == "compare":
+        return cli.run([os.path.join(cli.KDIR, "compare"), "--runs", "1", "--short",
+                        "--workloads", "reclaim,checker", "--baseline-off", "--json",
+                        os.path.join(ci.work, "compare.json")]).returncode
+    getattr(ci, {"debug": "sanitizer", "kcsan": "sanitizer",
+                 "mm-mutants": "mm_mutants"}.get(step, step))()
     return int(ci.fail)
 
 

@@ -34,19 +34,22 @@ def parse(parser, console, json_path):
 
 
 def count_cases(json_path):
-    """{PASS, FAIL, SKIP, ERROR: number of cases} from kunit.py's JSON, None if it
-    cannot be read."""
+    """{PASS, FAIL, SKIP, ERROR: number of cases, "failed": [SUITE.CASE of each
+    FAIL]} from kunit.py's JSON (ERROR: a case that crashed or never reported),
+    None if it cannot be read."""
     try:
         with open(json_path) as f:
             kj = json.load(f)
     except (OSError, ValueError):
         return None
-    counts = {"PASS": 0, "FAIL": 0, "SKIP": 0, "ERROR": 0}
+    counts = {"PASS": 0, "FAIL": 0, "SKIP": 0, "ERROR": 0, "failed": []}
 
     def walk(t):
         for c in t.get("test_cases", []):
             s = c.get("status", "ERROR")
             counts[s] = counts.get(s, 0) + 1
+            if s == "FAIL":
+                counts["failed"].append("%s.%s" % (t.get("name", "?"), c.get("name", "?")))
         for s in t.get("sub_groups", []):
             walk(s)
     walk(kj)

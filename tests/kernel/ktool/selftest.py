@@ -410,8 +410,9 @@ class KUnit(unittest.TestCase):
              for l in CLEAN]
         self.assertNotEqual(c, CLEAN)
         out, fails = self.verdict(c)
-        self.assertEqual(fails, ["kunit.py parse: failed, crashed or missing KUnit cases"])
-        self.assertEqual(out["kunit_cases_failed"], 1)
+        self.assertEqual(fails, ["KUnit cases failed: list-kunit-test.list_test_list_replace"])
+        self.assertEqual((out["kunit_cases_failed"], out["kunit_failed_cases"]),
+                         (1, "list-kunit-test.list_test_list_replace"))
 
     def test_suite_cut_short_fails(self):
         c, skip = [], False
@@ -423,7 +424,8 @@ class KUnit(unittest.TestCase):
             if "ok 20 list_test_list_is_singular" in l:
                 skip = True
         self.assertLess(len(c), len(CLEAN))
-        self.assertIn("kunit.py parse: failed, crashed or missing KUnit cases", self.verdict(c)[1])
+        self.assertIn("kunit.py parse: crashed or missing KUnit cases (none failed)",
+                      self.verdict(c)[1])
 
     def test_no_ktap_fails(self):
         c = [l for l in CLEAN if not re.search(r"KTAP|ok [0-9]|^ *1\.\.|^ *# ", l)]

@@ -160,7 +160,7 @@ class Rules(unittest.TestCase):
         self.assertTrue(all(n and n == n.upper() and not n.startswith("LUF_") for n in names))
 
     def test_kunit_mutants(self):
-        out = "status=fail\nfail_reason=kunit.py parse: failed, crashed or missing KUnit cases\n"
+        out = "status=fail\nfail_reason=KUnit cases failed: luf.luf_test_abort\n"
         con = "".join("    not ok %d luf_test_%s\n" % (i, c) for i, c in enumerate("fbdacebf"))
         self.assertEqual(ci.kunit_caught(1, out, con + "not ok 1 luf\n"),
                          (True, "caught by: luf_test_a luf_test_b luf_test_c luf_test_d "
@@ -176,6 +176,18 @@ class Rules(unittest.TestCase):
             (True, "M: caught by the coherence workload's pwrite writer: 3 stale reads"),
             (False, "M: NOT caught by the map writer (map_stale_reads=0)"),
             (False, "M: NOT caught by the dio writer (dio_stale_reads=none)")])
+
+    def test_scratch_kept_on_failure(self):
+        for rc in (0, 1, 77):
+            c = ci.Ci("kunit", None)
+            with unittest.mock.patch.object(ci, "run_step", lambda c, step, rc=rc: rc), \
+                    contextlib.redirect_stdout(io.StringIO()) as out:
+                self.assertEqual(ci.in_scratch(c, "kunit"), rc)
+            self.assertEqual(os.path.isdir(c.work), rc != 0)
+            self.assertEqual(out.getvalue(), "" if rc == 0 else
+                             "kernel.kunit: kept %s (the step's consoles)\n" % c.work)
+            if rc:
+                os.rmdir(c.work)
 
     def test_stale_retries(self):
         # A writer not caught boots again, alone, up to three boots in all.

@@ -91,8 +91,15 @@ def verdict(a):
             out["kunit_cases_passed"] = counts.get("PASS", 0)
             out["kunit_cases_failed"] = counts.get("FAIL", 0) + counts.get("ERROR", 0)
             out["kunit_cases_skipped"] = counts.get("SKIP", 0)
+        failed = counts["failed"] if counts else []
+        if failed:
+            out["kunit_failed_cases"] = ",".join(failed)
         if rc != 0:  # kunit.py also fails a console where no case ran
-            fails.append("kunit.py parse: failed, crashed or missing KUnit cases")
+            kunit_why = ("KUnit cases failed: " + " ".join(failed) if failed else
+                         "kunit.py parse: crashed or missing KUnit cases (none failed)")
+            if failed and counts.get("ERROR"):
+                kunit_why += " (and %d crashed or missing)" % counts["ERROR"]
+            fails.append(kunit_why)
 
     out["qemu_seconds"] = a.elapsed
     if fails:
