@@ -5,7 +5,9 @@
 #   gcc      -Werror build with gcc; every ctest label but tsan-only runs
 #   clang    -Werror build with clang; unit, property and fuzz (libFuzzer) tests
 #   asan     AddressSanitizer + UndefinedBehaviorSanitizer; unit, property
-#   tsan     ThreadSanitizer (clang); the tests labelled tsan
+#            (no mutants: -DLUF_BUILD_MUTANTS=OFF, they run in gcc and clang)
+#   tsan     ThreadSanitizer (clang); the tests labelled tsan (of the mutants
+#            only the memory-ordering one only ThreadSanitizer can catch)
 #   valgrind memcheck over the unit tests (--error-exitcode)
 # Usage: scripts/test.sh [stage...]   (default: all stages)
 # A user can run one group from a build dir: ctest -L unit|property|tsan|valgrind|model|...
@@ -65,14 +67,14 @@ for stage in "${stages[@]}"; do
 		;;
 	asan)
 		build build/asan -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug -DLUF_BUILD_BENCH=OFF \
-			"-DCMAKE_C_FLAGS=-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer -O1" ||
+			-DLUF_BUILD_MUTANTS=OFF "-DCMAKE_C_FLAGS=-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer -O1" ||
 			{ status=1; continue; }
 		ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 			run_ctest build/asan -L '^(unit|property)$' -LE '^(valgrind|mutant)$' || status=1
 		;;
 	tsan)
 		build build/tsan -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug -DLUF_BUILD_BENCH=OFF \
-			"-DCMAKE_C_FLAGS=-fsanitize=thread -fno-omit-frame-pointer -O1" || { status=1; continue; }
+			-DLUF_BUILD_MUTANTS=OFF "-DCMAKE_C_FLAGS=-fsanitize=thread -fno-omit-frame-pointer -O1" || { status=1; continue; }
 		TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 run_ctest build/tsan -L '^tsan$' || status=1
 		;;
 	valgrind)
