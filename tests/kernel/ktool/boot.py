@@ -593,13 +593,28 @@ def main(argv):
     finally:
         if o.keep:
             say("kept " + work)
-        elif failed:  # the console, results and kunit.json stay; the initramfs goes
-            shutil.rmtree(os.path.join(work, "initramfs"), ignore_errors=True)
-            with contextlib.suppress(OSError):
-                os.remove(os.path.join(work, "initramfs.cpio.gz"))
+        elif failed:
+            keep_results(work)
             say("kept %s (the failed boot's console and results)" % work)
         else:
             shutil.rmtree(work, ignore_errors=True)
+
+
+# What a failed boot keeps of its scratch directory: the console, the results
+# channel, kunit.py's JSON and QEMU's output (not the disks, nor the initramfs).
+KEPT = ("console.raw", "console.txt", "results.raw", "results.txt", "kunit.json", "qemu.out")
+
+
+def keep_results(work):
+    """Remove from the scratch directory @work all but KEPT."""
+    for name in os.listdir(work):
+        if name not in KEPT:
+            path = os.path.join(work, name)
+            if os.path.isdir(path) and not os.path.islink(path):
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                with contextlib.suppress(OSError):
+                    os.remove(path)
 
 
 if __name__ == "__main__":

@@ -94,7 +94,8 @@ that `ctest -L kernel` runs, one STEP per test (tests/kernel/CMakeLists.txt):
            by NVMe Write Zeroes and a namespace behind a fabric defer: the
            zeroes and export writers must see old contents; SYSFS_IGNORED
            lets a disk marked through queue/luf_defer defer: the shared
-           writer must see old contents;
+           writer must see old contents (for each of these, the writers that
+           saw none boot again, without the others, up to three boots);
            OFFLINE_NO_DRAIN: the offline workload must hit its limit;
            ALLOC_NO_DRAIN: the oom workload's allocation must be OOM-killed;
            PARK_UNBOUNDED: the pageout workload must exceed a 64-page bound;
@@ -236,7 +237,7 @@ def unmet(out, writers=MUST_MEET):
 
 
 def unmet_fails(writers):
-    """The FAIL messages of @writers, which met nothing in any boot."""
+    """The FAIL messages of @writers, which met nothing in any of their boots."""
     return ["FAIL: %s: it proves nothing" % (MUST_MEET[w][1] % w) for w in writers]
 
 
@@ -339,8 +340,9 @@ def case_failed(console, case):
     return bool(grep(console, NOT_OK + re.escape(case) + "$"))
 
 
-# What the LUF_DEBUG check in try_to_unmap_one() prints when it fires.
-DIRTY = r"(WARNING: .*|luf: )at mm/rmap\.c"
+# What the LUF_DEBUG check in try_to_unmap_one() prints when it fires (a
+# WARN_ON_ONCE(): the report's title line names the file).
+DIRTY = r"WARNING: .* at mm/rmap\.c:[0-9]+"
 
 
 def checkpatch_total(out):
@@ -405,11 +407,12 @@ class Ci:
         except OSError:
             return ""
 
-    @staticmethod
-    def boot(*args, stderr=subprocess.STDOUT):
+    def boot(self, *args, stderr=subprocess.STDOUT):
         """Run tests/kernel/boot with @args: its CompletedProcess (stdout, with its
-        stderr unless @stderr says where it goes)."""
-        return cli.run([BOOT] + list(args), stdout=subprocess.PIPE, stderr=stderr)
+        stderr unless @stderr says where it goes). Its scratch directory is made in
+        the step's (TMPDIR): what a failed boot keeps goes with the step's."""
+        env = dict(os.environ, TMPDIR=self.work) if self.work else None
+        return cli.run([BOOT] + list(args), stdout=subprocess.PIPE, stderr=stderr, env=env)
 
     def kunit_boot(self, img, name, *args):
         """The KUnit suite at boot of @img, its console kept as @name."""
@@ -552,9 +555,11 @@ class Ci:
             echo(grep(p.stdout, WORKLOAD), "  luf: ")
             for m in coherence_fails(p.stdout, shared=run == 1):
                 self.say(m, True)
+            if p.returncode:  # failed: no retry can help, whatever met nothing
+                return
             left = unmet(p.stdout, left)
-            if not left or p.returncode:
-                break
+            if not left:
+                return
         for m in unmet_fails(left):
             self.say(m, True)
 
@@ -779,8 +784,9 @@ def main(argv):
 
 
 def in_scratch(ci, step):
-    """Run @step in a new scratch directory, removed if it passes (else kept: the
-    consoles its messages name); its exit status."""
+    """Run @step in a new scratch directory, removed unless the step failed (exit
+    status 1) and booted: then kept, with the consoles its messages name and what
+    its failed boots kept; its exit status."""
     try:
         ci.work = tempfile.mkdtemp(prefix="luf-kci.")
     except OSError as e:
@@ -789,10 +795,10 @@ def in_scratch(ci, step):
     try:
         rc = run_step(ci, step)
     finally:
-        if rc == 0:
+        if rc != 1 or step == "series":
             shutil.rmtree(ci.work, ignore_errors=True)
         else:
-            ci.say("kept %s (the step's consoles)" % ci.work)
+            ci.say("kept %s (the step's consoles and failed boots)" % ci.work)
     return rc
 
 
@@ -808,7 +814,8 @@ def run_step(ci, step):
     if step == "compare":
         return cli.run([os.path.join(cli.KDIR, "compare"), "--runs", "1", "--short",
                         "--workloads", "reclaim,checker", "--baseline-off", "--json",
-                        os.path.join(ci.work, "compare.json")]).returncode
+                        os.path.join(ci.work, "compare.json")],
+                       env=dict(os.environ, TMPDIR=ci.work)).returncode
     getattr(ci, {"debug": "sanitizer", "kcsan": "sanitizer",
                  "mm-mutants": "mm_mutants"}.get(step, step))()
     return int(ci.fail)

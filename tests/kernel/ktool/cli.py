@@ -67,7 +67,8 @@ def run(cmd, **kw):
     """subprocess.run() of the list @cmd, text mode, not raising on a nonzero
     status. Interrupted (Ctrl-C, or SIGTERM turned into KeyboardInterrupt by
     entry()), it lets the child end first: boot then stops its QEMU and removes
-    its scratch directory, timeout passes the signal on to QEMU. The child gets
+    its scratch directory (all but the console and results: it failed), timeout
+    passes the signal on to QEMU. The child gets
     5 s to see a Ctrl-C of its own, then SIGTERM and 60 s, then SIGKILL."""
     kw.setdefault("text", True)
     kw.setdefault("errors", "replace")

@@ -145,3 +145,15 @@ class Boot(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+    def test_keep_results(self):
+        # A failed boot keeps its console and results, not its disks or initramfs.
+        work = os.path.join(self.tmp.name, "luf-boot.x")
+        os.makedirs(os.path.join(work, "initramfs", "bin"))
+        names = list(boot.KEPT) + ["disk.img", "shared.img", "initramfs.cpio.gz", "trace.raw"]
+        for n in names:
+            open(os.path.join(work, n), "w").close()
+        os.symlink("/", os.path.join(work, "link"))
+        boot.keep_results(work)
+        self.assertEqual(sorted(os.listdir(work)), sorted(boot.KEPT))
+        self.assertTrue(os.path.isdir("/"))

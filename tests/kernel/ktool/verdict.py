@@ -95,8 +95,8 @@ def verdict(a):
         if failed:
             out["kunit_failed_cases"] = ",".join(failed)
         if rc != 0:  # kunit.py also fails a console where no case ran
-            kunit_why = ("KUnit cases failed: " + " ".join(failed) if failed else
-                         "kunit.py parse: crashed or missing KUnit cases (none failed)")
+            kunit_why = ("KUnit cases failed: " + ", ".join(failed) if failed else
+                         "kunit.py parse: crashed or missing KUnit cases (none reported failed)")
             if failed and counts.get("ERROR"):
                 kunit_why += " (and %d crashed or missing)" % counts["ERROR"]
             fails.append(kunit_why)
