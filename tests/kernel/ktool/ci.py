@@ -20,7 +20,8 @@ that `ctest -L kernel` runs, one STEP per test (tests/kernel/CMakeLists.txt):
            checker workloads (each with a floor of deferred flushes; the
            checker's also with one of writes that settled a deferral: seen
            failing with 16 deferred in 256 MiB and with its writer off, 0
-           write aborts), with no report of any kind on the console (and
+           write aborts; a boot below them boots again, up to three), with
+           no report of any kind on the console (and
            shows the scan can fail: booted with luf.mutant=BAD_ACCESS, a
            harness KUnit case that reads freed memory and calls might_sleep()
            under a spinlock must make the scan fail)
@@ -414,6 +415,28 @@ class Ci:
         env = dict(os.environ, TMPDIR=self.work) if self.work else None
         return cli.run([BOOT] + list(args), stdout=subprocess.PIPE, stderr=stderr, env=env)
 
+    def checker_floors(self, img):
+        """The debug kernel @img's checker boot, which must pass and meet
+        checker_fails()'s floors; one that passes below them boots again, up to
+        three boots (a failed boot fails the step at once)."""
+        for run in (1, 2, 3):
+            p = self.boot("--kernel", img, "--workload", "checker", "--mem", "160M", "--seconds",
+                          "20", "--disk-mb", "192", "--wargs", "--hot-pages 4096 --fill-mb 40 "
+                          "--min-moves 1 --max-seconds 60", "--timeout", "1500", *SLOW,
+                          stderr=None)
+            echo(grep(p.stdout, r"^(status|fail_reason|kernel_problems|nr_luf_(deferred|"
+                                     r"abort_write_[a-z]*)|workload\.(mismatches|reads|moves))="))
+            if p.returncode:
+                self.say("FAIL: the checker's boot failed (a mismatch, or a kernel report)", True)
+                return
+            m = checker_fails(p.stdout)
+            if not m:
+                return
+            if run == 3:
+                self.say(m, True)
+            else:
+                self.say(m[len("FAIL: "):] + ": booting it again")
+
     def kunit_boot(self, img, name, *args):
         """The KUnit suite at boot of @img, its console kept as @name."""
         return self.boot("--kernel", img, "--workload", "kunit", "--console", self.console(name),
@@ -507,17 +530,10 @@ class Ci:
             # hot sets, streamer and filler all fit and reclaim deferred 16
             # flushes (seen); in 160 MiB with the filler asked for 40 MiB,
             # 63,892 with 401 write aborts (pc), 50,025 with 351 (microvm), and
-            # 11,829-17,959 with 126-181 while a kernel built (pc).
-            p = self.boot("--kernel", img, "--workload", "checker", "--mem", "160M", "--seconds",
-                          "20", "--disk-mb", "192", "--wargs", "--hot-pages 4096 --fill-mb 40 "
-                          "--min-moves 1 --max-seconds 60", "--timeout", "1500", *SLOW,
-                          stderr=None)
-            self.fail |= p.returncode != 0
-            echo(grep(p.stdout, r"^(status|fail_reason|kernel_problems|nr_luf_(deferred|"
-                                     r"abort_write_[a-z]*)|workload\.(mismatches|reads|moves))="))
-            m = checker_fails(p.stdout)
-            if m:
-                self.say(m, True)
+            # 11,829-17,959 with 126-181 while a kernel built (pc). Once (a cold
+            # CI run, right after the debug kernel's build) the hot set never
+            # moved: 1,029 and 0; such a run proves little, and boots again.
+            self.checker_floors(img)
             # The scan can fail: a harness KUnit case reads freed memory and calls
             # might_sleep() under a spinlock; the boot must fail on the reports alone.
             self.scan_catches(img, "BAD_ACCESS", "a deliberate bad access", "BUG: KASAN",

@@ -200,6 +200,36 @@ class Rules(unittest.TestCase):
             if kept:
                 os.rmdir(c.work)
 
+    def test_checker_retries(self):
+        # A checker boot below the floors boots again, up to three; a failed one
+        # (a mismatch) fails the step at once.
+        def step(outs):
+            c, said = ci.Ci("debug", None), []
+
+            def boot(*args, **kw):
+                out, rc = outs.pop(0)
+                return subprocess.CompletedProcess(args, rc, out, None)
+
+            def say(msg, fail=False):
+                said.append(msg)
+                c.fail |= fail
+            c.boot, c.say = boot, say
+            with contextlib.redirect_stdout(io.StringIO()):
+                c.checker_floors("bz")
+            return c.fail, len(outs), [m for m in said if m.startswith("FAIL")], len(said)
+        low = edit(CHECKER, "nr_luf_deferred=50025", "nr_luf_deferred=1029")
+        self.assertEqual(step([(CHECKER, 0), (CHECKER, 0)]), (False, 1, [], 0))
+        self.assertEqual(step([(low, 0), (CHECKER, 0), (CHECKER, 0)]), (False, 1, [], 1))
+        fail, left, fails, n = step([(low, 0), (low, 0), (low, 0), (CHECKER, 0)])
+        self.assertEqual((fail, left, n), (True, 1, 3))
+        self.assertEqual(fails, [ci.checker_fails(low)])
+        self.assertEqual(step([(CHECKER.replace("pass", "fail"), 1), (CHECKER, 0)]),
+                         (True, 1, ["FAIL: the checker's boot failed (a mismatch, or a kernel "
+                                    "report)"], 1))
+        self.assertEqual(step([(low, 0), (low.replace("pass", "fail"), 1), (CHECKER, 0)])[:3],
+                         (True, 1, ["FAIL: the checker's boot failed (a mismatch, or a kernel "
+                                    "report)"]))
+
     def test_stale_retries(self):
         # A writer not caught boots again, alone, up to three boots in all.
         def step(outs):
