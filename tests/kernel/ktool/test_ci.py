@@ -39,6 +39,23 @@ def edit(text, old, new):
     return "".join(l + "\n" for l in (new if l == old else l for l in lines) if l is not None)
 
 
+def scripted(step, outs):
+    """A ci.Ci of @step whose boots return @outs' (stdout, exit status) in turn:
+    (it, the --wargs of each boot ("" if none), the messages it said)."""
+    c, booted, said = ci.Ci(step, None), [], []
+
+    def boot(*args, **kw):
+        booted.append(args[args.index("--wargs") + 1] if "--wargs" in args else "")
+        out, rc = outs.pop(0)
+        return subprocess.CompletedProcess(args, rc, out, None)
+
+    def say(msg, fail=False):
+        said.append(msg)
+        c.fail |= fail
+    c.boot, c.say = boot, say
+    return c, booted, said
+
+
 class Rules(unittest.TestCase):
     def test_parse_kv(self):
         kv = ci.parse_kv("boot: progress\nstatus=pass\nnr_luf_deferred.after=7\n  a=b\nx=1=2\n")
@@ -115,17 +132,7 @@ class Rules(unittest.TestCase):
         # A writer that met nothing boots again, with the others that did not, up to
         # three boots; a boot that fails (stale reads) ends the step at once.
         def step(outs):
-            c, booted, said = ci.Ci("coherence", "/nonexistent"), [], []
-
-            def boot(*args, **kw):
-                booted.append(args[args.index("--wargs") + 1] if "--wargs" in args else "")
-                out, rc = outs.pop(0)
-                return subprocess.CompletedProcess(args, rc, out, None)
-
-            def say(msg, fail=False):
-                said.append(msg)
-                c.fail |= fail
-            c.boot, c.say = boot, say
+            c, booted, said = scripted("coherence", outs)
             with contextlib.redirect_stdout(io.StringIO()), \
                     unittest.mock.patch.object(ci.kernels, "build", lambda kind: "bz"):
                 c.coherence()
@@ -204,16 +211,7 @@ class Rules(unittest.TestCase):
         # A checker boot below the floors boots again, up to three; a failed one
         # (a mismatch) fails the step at once.
         def step(outs):
-            c, said = ci.Ci("debug", None), []
-
-            def boot(*args, **kw):
-                out, rc = outs.pop(0)
-                return subprocess.CompletedProcess(args, rc, out, None)
-
-            def say(msg, fail=False):
-                said.append(msg)
-                c.fail |= fail
-            c.boot, c.say = boot, say
+            c, _, said = scripted("debug", outs)
             with contextlib.redirect_stdout(io.StringIO()):
                 c.checker_floors("bz")
             return c.fail, len(outs), [m for m in said if m.startswith("FAIL")], len(said)
@@ -233,12 +231,7 @@ class Rules(unittest.TestCase):
     def test_stale_retries(self):
         # A writer not caught boots again, alone, up to three boots in all.
         def step(outs):
-            c, booted = ci.Ci("mm-mutants", "/nonexistent"), []
-
-            def boot(*args, **kw):
-                booted.append(args[args.index("--wargs") + 1])
-                return subprocess.CompletedProcess(args, 0, outs.pop(0), None)
-            c.boot, c.say = boot, lambda msg, fail=False: setattr(c, "fail", c.fail | fail)
+            c, booted, _ = scripted("mm-mutants", [(o, 0) for o in outs])
             with contextlib.redirect_stdout(io.StringIO()):
                 c.stale("M", "pwrite", "map")
             return c.fail, booted
