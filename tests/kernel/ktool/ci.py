@@ -137,6 +137,10 @@ NOT_IN_KUNIT = {
 # outlast the default watchdogs (soft lockup 20 s, RCU stall 21 s, hung task 120 s;
 # seen in ACPI's AML interpreter at boot, when these kernels had ACPI). Longer
 # limits, still far below the QEMU timeout, so that a real hang is still reported.
+# The boots a result that depends on chance gets (a window that opened, a floor
+# of deferred flushes, a mutant's stale read): the run numbers, 1 to 3. On the
+# correct kernel a failed boot (a stale read, a mismatch) is never retried.
+BOOTS = (1, 2, 3)
 SLOW = ["--append", "watchdog_thresh=60 rcupdate.rcu_cpu_stall_timeout=300 "
         "sysctl.kernel.hung_task_timeout_secs=600"]
 WORKLOAD = r"^(status|fail_reason|kernel_problems|workload\.)"  # what a failed boot shows
@@ -190,13 +194,14 @@ def sanitizer_fails(out):
 
 
 def checker_fails(out):
-    """The FAIL message of the debug step's checker boot whose output is @out, or None:
-    it must defer 5,000 flushes, and its writes must settle one (a write abort)."""
+    """Why the debug step's checker boot whose output is @out proves too little, or
+    None: it must defer 5,000 flushes, and its writes must settle one (a write
+    abort)."""
     kv = parse_kv(out)
     n = kv.get("nr_luf_deferred")
     ab = num(kv.get("nr_luf_abort_write_fault")) + num(kv.get("nr_luf_abort_write_other"))
     if num(n) < 5000 or ab < 1:
-        return ("FAIL: the checker deferred %s flushes (fewer than 5,000) or its writes settled "
+        return ("the checker deferred %s flushes (fewer than 5,000) or its writes settled "
                 "none (%d write aborts)" % (n or "no", ab))
     return None
 
@@ -419,7 +424,7 @@ class Ci:
         """The debug kernel @img's checker boot, which must pass and meet
         checker_fails()'s floors; one that passes below them boots again, up to
         three boots (a failed boot fails the step at once)."""
-        for run in (1, 2, 3):
+        for run in BOOTS:
             p = self.boot("--kernel", img, "--workload", "checker", "--mem", "160M", "--seconds",
                           "20", "--disk-mb", "192", "--wargs", "--hot-pages 4096 --fill-mb 40 "
                           "--min-moves 1 --max-seconds 60", "--timeout", "1500", *SLOW,
@@ -432,10 +437,10 @@ class Ci:
             m = checker_fails(p.stdout)
             if not m:
                 return
-            if run == 3:
-                self.say(m, True)
+            if run == BOOTS[-1]:
+                self.say("FAIL: " + m, True)
             else:
-                self.say(m[len("FAIL: "):] + ": booting it again")
+                self.say(m + ": booting it again")
 
     def kunit_boot(self, img, name, *args):
         """The KUnit suite at boot of @img, its console kept as @name."""
@@ -559,7 +564,7 @@ class Ci:
         # closed by chance: more often on a loaded machine) boots again, alone
         # with the others that did not, up to three boots. Any boot's stale read
         # fails the step.
-        for run in (1, 2, 3):
+        for run in BOOTS:
             args = () if run == 1 else ("--wargs", "--writers " + ",".join(left))
             if run > 1:
                 self.say("run %d for the %s writer(s), which met nothing in the last run"
@@ -652,7 +657,7 @@ class Ci:
         window can close before its witness reads the new version; CI saw 1 window in
         3 rounds, and 0 stale reads, once)."""
         left, p = list(writers), None
-        for run in (1, 2, 3):
+        for run in BOOTS:
             if p:
                 self.say("%s: run %d for the %s writer(s), whose reader saw no stale read: "
                          "%s" % (mutant, run, ",".join(left), show(p.stdout, r"^workload\.(%s)_"
@@ -683,7 +688,7 @@ class Ci:
         # Folios handed to the page allocator before their flush: stale reads.
         # How many stale reads a run sees varies (2 to a few hundred were seen): up to
         # three runs, until one sees any.
-        for run in (1, 2, 3):
+        for run in BOOTS:
             p = self.mm_boot("RECLAIM_NO_FLUSH", "checker", "--seconds", "45", "--disk-mb",
                              "256", "--wargs", "--hot-pages 4096 --min-moves 1 --max-seconds 90",
                              "--timeout", "900", stderr=subprocess.PIPE)

@@ -220,7 +220,7 @@ class Rules(unittest.TestCase):
         self.assertEqual(step([(low, 0), (CHECKER, 0), (CHECKER, 0)]), (False, 1, [], 1))
         fail, left, fails, n = step([(low, 0), (low, 0), (low, 0), (CHECKER, 0)])
         self.assertEqual((fail, left, n), (True, 1, 3))
-        self.assertEqual(fails, [ci.checker_fails(low)])
+        self.assertEqual(fails, ["FAIL: " + ci.checker_fails(low)])
         self.assertEqual(step([(CHECKER.replace("pass", "fail"), 1), (CHECKER, 0)]),
                          (True, 1, ["FAIL: the checker's boot failed (a mismatch, or a kernel "
                                     "report)"], 1))
