@@ -214,10 +214,11 @@ the CPU was the last of its 64-CPU word at the group's minimum and
 recomputes the group, once per move of the group). While other CPUs move
 the group under it, a recomputation goes round at most
 `__LUF_DONE_SUM_ROUNDS` + 1 times (`bench/micro/run` gives that in
-instructions too); the summary's `all` and the compare-and-swap retry are not
-capped: they go round only while other CPUs keep raising the same
-counters. The guest has 4 CPUs, so its recomputations read 4 counters,
-not 64.
+instructions too), then recomputes the summary's `all` once, in at most
+`__LUF_DONE_SUM_ROUNDS` passes of one load per 64 CPUs, and leaves it
+marked behind past that; a compare-and-swap retry is another CPU's raise
+of the same word succeeding. The guest has 4 CPUs, so its recomputations
+read 4 counters, not 64.
 """
 
 

@@ -706,9 +706,10 @@ static void hook_idle_run(struct micro_thread *th, unsigned long n)
  * last at it: its mark clears the group's hold mask and recomputes the
  * group (64 counter loads, the stores of the summary, a barrier, the
  * second reads). While other CPUs keep moving the group under it, a
- * recomputation goes round again, at most __LUF_DONE_SUM_ROUNDS + 1 times
- * (a cap on recomputations; the summary's "all" and the compare-and-swap
- * retry go round while other CPUs keep raising the same counters). Only
+ * recomputation goes round again, at most __LUF_DONE_SUM_ROUNDS + 1 times,
+ * then recomputes the summary's "all" once, in at most
+ * __LUF_DONE_SUM_ROUNDS rounds of one load per cpumask word (a
+ * compare-and-swap retry is another CPU's raise of the same word). Only
  * thread 0 runs it: the other threads' CPUs are in the same word.
  */
 static void hook_regroup_run(struct micro_thread *th, unsigned long n)

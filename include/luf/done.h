@@ -67,10 +67,27 @@ static inline size_t luf_done_size(unsigned int nr_cpus)
 /* Groups of the summary: one per cpumask word of LUF_MAX_CPUS CPUs. */
 #define LUF_DONE_GROUPS LUF_CPUMASK_WORDS(LUF_MAX_CPUS)
 
+/*
+ * Rounds a recomputation of a group, or of @all, takes before it leaves a
+ * summary that keeps moving under it to later flushers: with interrupts
+ * off, a flusher reads at most (__LUF_DONE_SUM_ROUNDS + 1) x 64 counters
+ * and __LUF_DONE_SUM_ROUNDS x LUF_DONE_GROUPS group words.
+ */
+#define __LUF_DONE_SUM_ROUNDS 64
+
+/* In struct luf_done's @lag_all: @all may lag; the next move of a group recomputes it. */
+#define __LUF_DONE_ALL_BEHIND (1UL << (LUF_BITS_PER_LONG - 1))
+
+#ifndef __luf_done_sum_all_round
+/* Between a recomputation's raise of @all and its second read (a unit test moves groups). */
+#define __luf_done_sum_all_round(d) ((void)(d))
+#endif
+
 /**
  * struct luf_done - the done counters of an instance and their summary
  * @all: a ugen every possible CPU has flushed up to (the minimum of @group)
- * @lag_all: a word whose group held @all when it was last computed (a hint)
+ * @lag_all: a word whose group held @all when it was last computed (a hint),
+ *	or __LUF_DONE_ALL_BEHIND set: a recomputation gave up, @all may lag
  * @cpu: the per-CPU counters (caller storage, luf_done_size() bytes)
  * @nr_cpus: CPU ids 0..@nr_cpus - 1
  * @group: per cpumask word, a ugen every possible CPU of the word has
@@ -203,7 +220,7 @@ static inline bool __luf_done_group_empty(const struct luf_done *d, unsigned int
 static inline unsigned long __luf_done_groups_min(struct luf_done *d)
 {
 	unsigned int words = LUF_CPUMASK_WORDS(d->nr_cpus), g, at = 0;
-	unsigned long min = 0, v;
+	unsigned long min = 0, v, prev;
 	bool any = false;
 
 	for (g = 0; g < words; g++) {
@@ -218,8 +235,10 @@ static inline unsigned long __luf_done_groups_min(struct luf_done *d)
 	}
 	if (!any)
 		return luf_done_all(d);
-	if (__luf_read_once(&d->lag_all) != at)
-		__luf_write_once(&d->lag_all, at);
+	prev = __luf_read_once(&d->lag_all);
+	/* A hint: a lost race leaves it stale; the mark of a lagging @all stays. */
+	if (prev != at && !(prev & __LUF_DONE_ALL_BEHIND))
+		__luf_try_cmpxchg_release(&d->lag_all, &prev, at);
 	return min;
 }
 
@@ -227,32 +246,42 @@ static inline unsigned long __luf_done_groups_min(struct luf_done *d)
  * Recompute @all from the groups and raise it if it moved. A flusher that
  * raised a group while this one was reading may have seen the old @all
  * and left it to us: after publishing, read the groups again (a full
- * barrier between) and go round if their minimum moved on.
+ * barrier between) and go round if their minimum moved on, at most
+ * __LUF_DONE_SUM_ROUNDS times. Past that, @all is left where it was raised
+ * and marked behind (__LUF_DONE_ALL_BEHIND in @lag_all): the next flusher
+ * that moves any group recomputes it, and clears the mark before it reads
+ * (until then it may lag, as it may while a CPU is idle).
  */
 static inline void __luf_done_sum_all(struct luf_done *d, unsigned long *retries)
 {
-	unsigned long min = __luf_done_groups_min(d);
+	unsigned long min, prev;
+	unsigned int round;
 
-	for (;;) {
-		unsigned long prev = __luf_done_raise(&d->all, min, retries);
-
+	if (__luf_read_once(&d->lag_all) & __LUF_DONE_ALL_BEHIND)
+		__luf_andnot_return(&d->lag_all, __LUF_DONE_ALL_BEHIND); /* before the reads */
+	min = __luf_done_groups_min(d);
+	for (round = 0;; round++) {
+		prev = __luf_done_raise(&d->all, min, retries);
 		if (!luf_ugen_before(prev, min))
 			return; /* another flusher published it, and reads again */
 		__luf_smp_mb(); /* the new @all before the groups' second read */
+		__luf_done_sum_all_round(d);
 		prev = min;
 		min = __luf_done_groups_min(d);
 		if (min == prev)
 			return;
+		if (round + 1 == __LUF_DONE_SUM_ROUNDS)
+			break;
 	}
+	/* The groups moved on past the last raise: leave @all to their next move. */
+	__luf_set_bit(LUF_BITS_PER_LONG - 1, &d->lag_all); /* __LUF_DONE_ALL_BEHIND */
 }
-
-/* Rounds __luf_done_sum_group() takes before it leaves a busy group to later flushers. */
-#define __LUF_DONE_SUM_ROUNDS 64
 
 /*
  * Recompute the summary of cpumask word @g from its CPUs' counters: its
  * minimum, the CPUs at it (@hold) and one of them (@lag), then raise the
- * group, and @all if that group may have held it. A flusher that raced
+ * group, and after its last raise recompute @all once if that group may
+ * have held it (or @all was left behind). A flusher that raced
  * with the reads may have seen the old summary and left the work to us
  * (its CPU's bit cleared before our @hold was stored): so after
  * publishing, read the group and the CPUs at its minimum again (a full
@@ -266,6 +295,7 @@ static inline void __luf_done_sum_all(struct luf_done *d, unsigned long *retries
 static inline void __luf_done_sum_group(struct luf_done *d, unsigned int g, unsigned long *retries)
 {
 	unsigned int first = g * LUF_BITS_PER_LONG, end = d->nr_cpus, c, round;
+	bool sum_all = false;
 
 	if (end - first > LUF_BITS_PER_LONG)
 		end = first + LUF_BITS_PER_LONG;
@@ -285,25 +315,30 @@ static inline void __luf_done_sum_group(struct luf_done *d, unsigned int g, unsi
 				holders |= 1UL << (c - first);
 		}
 		if (!holders)
-			return; /* no possible CPU here */
+			break; /* no possible CPU here */
 		/* After the last round, every CPU a holder: its next flush clears it. */
 		__luf_write_once(&d->hold[g], round == __LUF_DONE_SUM_ROUNDS ? possible : holders);
 		__luf_write_once(&d->lag[g], first + __luf_ffs(holders));
 		/* Release: the counters read above before the new group. */
 		prev = __luf_done_raise(&d->group[g], min, retries);
 		__luf_smp_mb(); /* the stores above before the second reads */
-		if (luf_ugen_before(prev, min) && !luf_ugen_before(luf_done_all(d), prev))
-			__luf_done_sum_all(d, retries); /* this group may have held @all */
+		/* This group may have held @all, or @all was left behind: recompute it below. */
+		if (luf_ugen_before(prev, min) &&
+		    (!luf_ugen_before(luf_done_all(d), prev) ||
+		     __luf_read_once(&d->lag_all) & __LUF_DONE_ALL_BEHIND))
+			sum_all = true;
 		if (round == __LUF_DONE_SUM_ROUNDS)
-			return;
+			break;
 		if (__luf_done_group(d, g) != min)
 			continue; /* another flusher moved it on: our @hold may be stale */
 		for (w = holders; w; w &= w - 1)
 			if (luf_done_read(d, first + __luf_ffs(w)) != min)
 				break;
 		if (!w)
-			return;
+			break;
 	}
+	if (sum_all) /* once, after the group's last raise: its reads see them all */
+		__luf_done_sum_all(d, retries);
 }
 
 /*

@@ -4,6 +4,10 @@
  * failed flushes, S3 (writable and dirty translations are never deferred),
  * inaccessible translations, domains, S4 (monotonic done) and the ugen wrap.
  */
+/* Another flusher moving the groups under a recomputation of @all (summary_all_*). */
+struct luf_done;
+static void sum_all_round(struct luf_done *d);
+#define __luf_done_sum_all_round(d) sum_all_round(d)
 #include "unit.h"
 
 /* A flush marks done at its snapshot, after it returned 0, for its CPUs only. */
@@ -422,6 +426,71 @@ static void mark_done_monotonic(void **state)
 	assert_int_equal(luf_done_read(&e->l->done, 0), ULONG_MAX - 3);
 }
 
+static struct {
+	bool on;
+	unsigned int rounds;
+} mover;
+
+/* Every CPU flushed once more and its group moved: what a racing flusher leaves. */
+static void sum_all_round(struct luf_done *d)
+{
+	unsigned long v;
+
+	if (!mover.on || mover.rounds == 4 * __LUF_DONE_SUM_ROUNDS)
+		return; /* finite, should the cap be gone */
+	mover.rounds++;
+	v = __luf_done_group(d, 0) + 1;
+	for (unsigned int c = 0; c < d->nr_cpus; c++)
+		__luf_write_once(&__luf_per_cpu(d->cpu, c)->done, v);
+	__luf_write_once(&d->group[0], v);
+}
+
+/*
+ * A recomputation of @all whose groups keep moving goes round
+ * __LUF_DONE_SUM_ROUNDS times, no more (interrupts are off), and leaves
+ * @all behind but never ahead; the next move of a group catches it up.
+ */
+static void summary_all_capped_and_caught_up(void **state)
+{
+	struct uenv *e = *state;
+	struct luf_done *d = &e->l->done;
+	unsigned long retries = 0, group;
+
+	for (unsigned int c = 0; c < e->nr_cpus; c++)
+		__luf_write_once(&__luf_per_cpu(d->cpu, c)->done, 10);
+	__luf_write_once(&d->group[0], 10);
+	mover.on = true;
+	mover.rounds = 0;
+	__luf_done_sum_all(d, &retries);
+	mover.on = false;
+	group = __luf_done_group(d, 0);
+	assert_int_equal(mover.rounds, __LUF_DONE_SUM_ROUNDS);
+	assert_int_equal(group, 10 + __LUF_DONE_SUM_ROUNDS);
+	assert_int_equal(luf_done_all(d), group - 1); /* behind, not ahead */
+	assert_true(__luf_read_once(&d->lag_all) & __LUF_DONE_ALL_BEHIND);
+	/* A check still answers, from the groups, and the hint is not used. */
+	assert_int_equal(luf_batch_add(e->scratch, UMASK(e, 0, 3), group, false), 0);
+	assert_true(luf_batch_check_done(e->scratch, d));
+
+	/* The group's next move (each CPU flushed again) recomputes @all. */
+	__luf_done_mark(d, UMASK(e, 0, 1, 2, 3), e->nr_cpus, group + 1);
+	assert_int_equal(__luf_done_group(d, 0), group + 1);
+	assert_int_equal(luf_done_all(d), group + 1);
+	assert_false(__luf_read_once(&d->lag_all) & __LUF_DONE_ALL_BEHIND);
+}
+
+/* A quiet recomputation settles in one round and leaves no mark. */
+static void summary_all_settles_at_once(void **state)
+{
+	struct uenv *e = *state;
+	struct luf_done *d = &e->l->done;
+
+	mover.on = false;
+	__luf_done_mark(d, UMASK(e, 0, 1, 2, 3), e->nr_cpus, 7);
+	assert_int_equal(luf_done_all(d), 7);
+	assert_int_equal(__luf_read_once(&d->lag_all), 0);
+}
+
 /* Two racing flushers: the older snapshot, marked last, does not lower done. */
 static void racing_flush(void *ctx)
 {
@@ -565,6 +634,9 @@ int unit_run_flush(void)
 	    cmocka_unit_test_setup_teardown(reclaim_vs_mprotect_2017, uenv_setup, uenv_teardown),
 	    cmocka_unit_test_setup_teardown(mark_done_monotonic, uenv_setup, uenv_teardown),
 	    cmocka_unit_test_setup_teardown(mark_done_lost_race, uenv_setup, uenv_teardown),
+	    cmocka_unit_test_setup_teardown(summary_all_capped_and_caught_up, uenv_setup,
+					    uenv_teardown),
+	    cmocka_unit_test_setup_teardown(summary_all_settles_at_once, uenv_setup, uenv_teardown),
 	    cmocka_unit_test(ugen_before_wraps),
 	    cmocka_unit_test_setup_teardown(ugen_wrap_instance, uenv_setup, uenv_teardown),
 	};
