@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0-only OR MIT
 """tests/kernel/run: luf in a real Linux kernel, as the out-of-tree module
 luf_selftest.ko in Debian's stock kernel (ctest's kernel_qemu and, with
---mutants, kernel_qemu_mutants).
+--mutants, kernel_qemu_mutants). The module runs the KUnit cases of
+lib/kernel/module/luf_kunit.c through the shim of KUnit's API in
+lib/kernel/module/shim/ (the stock kernel has no KUnit).
 
  1. installs what is missing (Debian: linux-image-amd64 linux-headers-amd64
     qemu-system-x86 busybox-static cpio);
@@ -13,11 +15,14 @@ luf_selftest.ko in Debian's stock kernel (ctest's kernel_qemu and, with
  4. builds a busybox initramfs (plus tests/kernel/loadmod.c, static: one
     finit_module() per load) that loads the module with bad parameters (each
     must fail with -EINVAL and one pr_warn), then with good ones (plain, then
-    LUF_DEBUG with other parameters), and powers off;
+    LUF_DEBUG with other parameters), and powers off; each good load prints
+    its results as KUnit does (KTAP version 1, the suite a subtest);
  5. boots Debian's /boot/vmlinuz-<same version> under qemu-system-x86_64 (TCG,
     -smp 4, -m 512M, serial console) with a timeout;
- 6. checks the console: every KTAP document needs its plan line and as many
-    results as planned, no "not ok", and no kernel report (ktool.scan's).
+ 6. checks the console: every KTAP document needs its suite's plan line and as
+    many case results as planned, no "not ok", and no kernel report
+    (ktool.scan's); and the kernel's own kunit.py parse (ktool.ktap) must read
+    each document alike, where linux-source-6.1 provides it.
 
 With --mutants, instead: builds one module per LUF_MUTANT_* switch (each breaks
 one safety rule, see tests/MUTANTS.md), boots once, and passes only if every
@@ -42,7 +47,7 @@ import sys
 import tempfile
 import time
 
-from . import cli, scan, vendor
+from . import cli, ktap, scan, vendor
 
 PACKAGES = ("linux-image-amd64", "linux-headers-amd64", "qemu-system-x86", "busybox-static",
             "cpio")
@@ -113,7 +118,7 @@ def init_script(mutants, main_args):
     else:
         for a in BAD_PARAMS:
             s += ["dmesg -c >/dev/null; loadmod /luf_selftest.ko %s; rc=$?" % a,
-                  "w=$(dmesg | grep -c 'luf_selftest: invalid parameter')",
+                  "w=$(dmesg | grep -c 'luf_core: invalid parameter')",
                   'echo "luf-run: bad-param rc=$rc warns=$w %s"' % a]
         s += ['loadmod /luf_selftest.ko %s; echo "luf-run: insmod rc=$?"' % main_args, rmmod % "",
               "loadmod /luf_selftest_debug.ko " + DEBUG_ARGS, 'echo "luf-run: insmod-debug rc=$?"',
@@ -141,24 +146,56 @@ def initramfs(work, mutants, main_args):
 
 
 def ktap_documents(console):
-    """The KTAP documents of @console (a list of lines): per "KTAP version 1" line,
-    [plan (-1 without a plan line), results, names of the "not ok" results].
+    """The KTAP documents of @console (a list of lines): per top-level "KTAP
+    version 1" line, [the suite's plan (-1 without a plan line), its case
+    results, names of the failed cases ("not ok")]. A document's suite is a
+    subtest, its lines indented by four spaces, as KUnit prints them.
 
-    Not the kernel's kunit.py parse (ktool.ktap): it reads only a console's first
-    KTAP document (the module prints one per load: 2, or 7 with --mutants), passes
-    a document without its plan line, and comes with linux-source-6.1, which the
-    stock-kernel run does not need otherwise."""
+    Its own reading besides the kernel's kunit.py parse (kunit_parse()): that
+    reads only a console's first KTAP document (the module prints one per
+    load: 2, or 7 with --mutants), and it comes with linux-source-6.1, which
+    the stock-kernel run does not need otherwise."""
     docs = []
     for l in console:
         if l == "KTAP version 1":
             docs.append([-1, 0, []])
-        elif docs and re.fullmatch(r"1\.\.[0-9]+", l):
-            docs[-1][0] = int(l[3:])
-        elif docs and re.match(r"(not )?ok [0-9]+ ", l):
+        elif docs and re.fullmatch(r" {4}1\.\.[0-9]+", l):
+            docs[-1][0] = int(l.split("..")[1])
+        elif docs and re.match(r" {4}(not )?ok [0-9]+ ", l):
             docs[-1][1] += 1
-            if l.startswith("not"):
+            if l.lstrip().startswith("not"):
                 docs[-1][2].append(l.split()[3])
     return docs
+
+
+def document_texts(console):
+    """Each top-level KTAP document of @console as text, for kunit.py."""
+    starts = [k for k, l in enumerate(console) if l == "KTAP version 1"] + [len(console)]
+    return ["\n".join(console[a:b]) + "\n" for a, b in zip(starts, starts[1:])]
+
+
+def kunit_parse(console, work):
+    """The kernel's kunit.py parse on each KTAP document of @console (a passing
+    run's): a list of failures; none, and a line said, without a kunit.py."""
+    parser = ktap.find_parser(None, cli.cache_dir())
+    if not parser:
+        say("no kunit.py (linux-source-6.1 not unpacked in the kernel cache): "
+            "KTAP read by this script only")
+        return []
+    out = []
+    for d, text in enumerate(document_texts(console), 1):
+        path = os.path.join(work, "ktap-%d.txt" % d)
+        vendor.write(path, text)
+        rc, log = ktap.parse(parser, path, path + ".json")
+        counts = ktap.count_cases(path + ".json") or {}
+        if rc or counts.get("PASS", 0) + counts.get("SKIP", 0) != ktap_documents(
+                text.split("\n"))[0][0]:
+            out.append("kunit.py parse of KTAP document %d: exit %d, %s\n%s"
+                       % (d, rc, counts, log[-2000:]))
+        else:
+            say("kunit.py parse of KTAP document %d: %d passed, %d skipped"
+                % (d, counts["PASS"], counts["SKIP"]))
+    return out
 
 
 def check(console, qemu_status, mutants=None):
@@ -220,7 +257,8 @@ def check(console, qemu_status, mutants=None):
                     % (d, "plain" if d == 1 else "LUF_DEBUG", plan, n, len(nok))))
     if len(docs) != 2:
         bad("%d KTAP documents, want 2 (plain and LUF_DEBUG loads)" % len(docs))
-    out += [("say", l) for l in console if re.match(r"# stress_[a-z_]+: [0-9]+ CPUs", l)]
+    out += [("say", l.strip()) for l in console
+            if re.match(r" *# lk_stress_[a-z_]+: ([0-9]+ CPUs|IPIs|violations)", l)]
     return out
 
 
@@ -252,10 +290,13 @@ def boot(work, ver, mutants):
     return text.decode(errors="replace").split("\n"), qrc
 
 
-def verdict(console, qrc, mutants, t_start):
-    """Print check()'s verdict, the run's time since @t_start and, on a failure, the
-    console's luf lines; the exit status."""
+def verdict(console, qrc, mutants, t_start, work):
+    """Print check()'s verdict (and kunit_parse()'s, on a run without @mutants), the
+    run's time since @t_start and, on a failure, the console's luf lines; the exit
+    status."""
     out = check(console, qrc, mutants)
+    if not mutants and not any(kind == "fail" for kind, _ in out):
+        out += [("fail", f) for f in kunit_parse(console, work)]
     for kind, msg in out:
         if kind == "say":
             say(msg)
@@ -264,7 +305,7 @@ def verdict(console, qrc, mutants, t_start):
     say("total %d s" % (time.time() - t_start))
     if any(kind == "fail" for kind, _ in out):
         say("console excerpt (luf lines):")
-        luf = [l for l in console if re.match(r"(luf|KTAP|1\.\.|ok |not ok |# )", l)]
+        luf = [l for l in console if re.match(r" *(luf|KTAP|1\.\.|ok |not ok |# )", l)]
         sys.stderr.write("".join(l + "\n" for l in luf[-80:]))
         return 1
     say("PASS")
@@ -293,7 +334,7 @@ def run(work, ver, kdir, mutants, t_start):
             cli.say("vendor", "FAIL: %s" % e)
             raise cli.Fail("vendoring check failed") from e
     initramfs(work, mutants, os.environ.get("LUF_KERNEL_ARGS", ""))
-    return verdict(*boot(work, ver, mutants), mutants, t_start)
+    return verdict(*boot(work, ver, mutants), mutants, t_start, work)
 
 
 def main(argv):

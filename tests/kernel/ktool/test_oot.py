@@ -3,19 +3,22 @@
 consoles: python3 -m unittest ktool.test_oot (from tests/kernel)."""
 import unittest
 
-from .oot import BAD_PARAMS, MUTANTS, check
+from .oot import BAD_PARAMS, MUTANTS, check, document_texts
 
 
 def ktap(*results, plan=3):
-    """One KTAP document: the version line, the plan (none if @plan is None), a
-    diagnostic line and @results ("ok" or "not ok", a directive after " #"; numbered
-    in order)."""
-    lines = ["KTAP version 1"] + (["1..%d" % plan] if plan is not None else [])
-    lines.append("# luf_selftest: luf 1.0, cpus=0,1,2,3 order=0")
+    """One KTAP document as the module prints it (KUnit's form, the suite a
+    subtest): the suite's parameters line, the version line, the suite's plan
+    (none if @plan is None) and @results ("ok" or "not ok", a directive after
+    " #"; numbered in order), then the suite's own result."""
+    lines = ["# luf_core: luf 1.0, 4 CPUs, order=0", "KTAP version 1", "1..1",
+             "    KTAP version 1", "    # Subtest: luf_core"]
+    lines += ["    1..%d" % plan] if plan is not None else []
     for i, r in enumerate(results, 1):
         status, _, directive = r.partition(" #")
-        lines.append("%s %d t%d%s" % (status, i, i, directive and " #" + directive))
-    return lines
+        lines.append("    %s %d t%d%s" % (status, i, i, directive and " #" + directive))
+    failed = any(r.startswith("not") for r in results)
+    return lines + ["# luf_core: pass:%d" % len(results), "%sok 1 luf_core" % ("not " if failed else "")]
 
 
 def good(plain=None, debug=None):
@@ -23,7 +26,7 @@ def good(plain=None, debug=None):
     return (["luf-run: start, 4 CPUs"] +
             ["luf-run: bad-param rc=1 warns=1 " + a for a in BAD_PARAMS] +
             (plain or ktap("ok", "ok", "ok # SKIP no CPU 2")) +
-            ["# stress_reclaim: 4 CPUs, 1000 rounds", "luf-run: insmod rc=0",
+            ["    # lk_stress_readonly_reclaim: 4 CPUs, 1000 rounds", "luf-run: insmod rc=0",
              "luf-run: rmmod rc=0"] +
             (debug or ktap("ok", "ok", "ok")) +
             ["luf-run: insmod-debug rc=0", "luf-run: rmmod-debug rc=0", "luf-run: done", ""])
@@ -49,7 +52,7 @@ class Console(unittest.TestCase):
         self.assertEqual([t for k, t in out if k == "fail"], [])
         self.assertIn(("say", "KTAP document 1 (plain): plan 3, 3 results, 0 not ok"), out)
         self.assertIn(("say", "KTAP document 2 (LUF_DEBUG): plan 3, 3 results, 0 not ok"), out)
-        self.assertIn(("say", "# stress_reclaim: 4 CPUs, 1000 rounds"), out)
+        self.assertIn(("say", "# lk_stress_readonly_reclaim: 4 CPUs, 1000 rounds"), out)
 
     def test_no_plan(self):
         self.assertEqual(fails(good(debug=ktap("ok", "ok", "ok", plan=None))),
@@ -113,6 +116,14 @@ class Console(unittest.TestCase):
                                                    "init did not finish (no 'luf-run: done')"])
 
 
+class Documents(unittest.TestCase):
+    def test_split(self):
+        texts = document_texts(good())
+        self.assertEqual(len(texts), 2)
+        self.assertTrue(all(t.startswith("KTAP version 1\n") for t in texts))
+        self.assertIn("    # Subtest: luf_core\n", texts[1])
+
+
 class Mutants(unittest.TestCase):
     def test_all_caught(self):
         out = check(mutants_console(), 0, MUTANTS)
@@ -134,7 +145,9 @@ class Mutants(unittest.TestCase):
 
     def test_not_loaded(self):
         c = mutants_console()
-        del c[-4:]  # the last mutant's last result, its load's and rmmod's lines, "done"
+        # The last mutant's last case result and its suite's lines, its load's and
+        # rmmod's lines, "done".
+        del c[-6:]
         self.assertEqual(fails(c, 0, MUTANTS), [
             "init did not finish (no 'luf-run: done')", "not every mutant module loaded",
             "mutant SUM_AHEAD: incomplete report (2 of 3)"])

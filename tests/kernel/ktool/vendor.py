@@ -133,6 +133,7 @@ def check(tree, kdir):
     for f in [os.path.join(MODULE, "Kbuild"), os.path.join(MODULE, "Kconfig")] + \
             glob.glob(os.path.join(MODULE, "*.[ch]")):
         shutil.copy(f, luf)
+    shutil.copytree(os.path.join(MODULE, "shim"), os.path.join(luf, "shim"))
     # Step 2: the two lines the guide adds (the scratch tree has nothing else there).
     write(os.path.join(tree, "lib", "Makefile"), "obj-y += luf/\n", "a")
     write(os.path.join(tree, "lib", "Kconfig"), 'source "lib/luf/Kconfig"\n', "a")
@@ -143,7 +144,7 @@ def check(tree, kdir):
     if not os.path.isfile(os.path.join(luf, "luf_selftest.ko")):
         raise cli.Fail("lib/luf/luf_selftest.ko not built")
     try:
-        with open(os.path.join(luf, ".luf_st_main.o.cmd"), errors="replace") as f:
+        with open(os.path.join(luf, ".luf_kunit.o.cmd"), errors="replace") as f:
             cmd = f.read()
     except OSError:
         cmd = ""
