@@ -122,13 +122,16 @@ static unsigned int luf_kernel_this_cpu(void *arch)
 	return raw_smp_processor_id();
 }
 
+/* clang-format off */
 const struct luf_arch_ops luf_kernel_ops = {
-    .flush = luf_kernel_flush,
-    .nr_cpu_ids = luf_kernel_nr_cpu_ids,
-    .this_cpu = luf_kernel_this_cpu,
-    .flush_all = luf_kernel_flush_all,
-    .mm_cpus = NULL,
+	.flush = luf_kernel_flush,
+	.nr_cpu_ids = luf_kernel_nr_cpu_ids,
+	.this_cpu = luf_kernel_this_cpu,
+	.flush_all = luf_kernel_flush_all,
+	.mm_cpus = NULL,
 };
+
+/* clang-format on */
 
 void *luf_kernel_zalloc(size_t size, void **raw)
 {

@@ -63,6 +63,7 @@ struct luf_kernel {
 	struct luf_stats_cpu __percpu *stats;
 	struct luf_kernel_cpu __percpu *pcpu;
 	void *raw_self;
+
 	LUF_CACHE_ALIGNED atomic_long_t gen; /* flush generation: own line */
 	atomic_long_t flush_calls;	     /* ops->flush / flush_all calls that sent IPIs */
 };

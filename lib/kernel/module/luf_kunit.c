@@ -14,11 +14,13 @@
  * each of them. lk_checker_catches_early_reuse shows that the check can
  * fail.
  *
- * One file for two kernels: the patched kernel's KUnit, and the
- * out-of-tree module luf_selftest.ko for a stock kernel, which builds it
- * against lib/kernel/module/shim/kunit/test.h. The module parameters
- * (luf_selftest.<name>= on a stock kernel) shape the cases; a bad one
- * makes the suite's init fail with -EINVAL and one pr_warn() line.
+ * One file for two kernels: the patched kernel's KUnit (lib/luf/, the
+ * module luf_core_test), and the out-of-tree module luf_selftest.ko for a
+ * stock kernel, which builds it against the luf repository's
+ * lib/kernel/module/shim/kunit/test.h. The module parameters shape the
+ * cases (luf_core_test.rounds=100 on the command line of a kernel with
+ * the suite built in); a bad one makes the suite's init fail with
+ * -EINVAL and one pr_warn() line.
  */
 #include <kunit/test.h>
 #include <linux/cpumask.h>
@@ -67,9 +69,15 @@ MODULE_PARM_DESC(batch, "pages per reclaim batch in the stress cases, 1..256 (de
 static unsigned int pool = 128;
 module_param(pool, uint, 0444);
 MODULE_PARM_DESC(pool, "pages per CPU in the stress cases, 2*batch..4096 (default 128)");
-static unsigned int rounds = 1000;
+/* Built in, the suite runs at every boot: a shorter stress phase unless asked. */
+#ifdef MODULE
+#define LK_ROUNDS 1000u
+#else
+#define LK_ROUNDS 100u
+#endif
+static unsigned int rounds = LK_ROUNDS;
 module_param(rounds, uint, 0444);
-MODULE_PARM_DESC(rounds, "reclaim rounds per CPU in the stress cases, 1..100000 (default 1000)");
+MODULE_PARM_DESC(rounds, "stress rounds per CPU, 1..100000 (default 1000; built in 100)");
 
 /* The CPUs the cases run on, from the parameters (suite init). */
 static unsigned int lk_cpu[LK_MAX_CPUS], lk_nr_sel;
@@ -401,11 +409,23 @@ struct lk_thread_res {
 };
 
 /* A failed check in a kthread: counted, the first one kept (KUnit's checks are for the case). */
-#define LK_CHECK(t, cond, fmt, ...)                                                          \
-	do {                                                                                 \
-		if (!(cond) && !(t)->fails++)                                                \
-			scnprintf((t)->msg, sizeof((t)->msg), "line %d: %s: " fmt, __LINE__, \
-				  #cond, ##__VA_ARGS__);                                     \
+static __printf(3, 4) void lk_fail(struct lk_thread *t, int line, const char *fmt, ...)
+{
+	va_list args;
+	int n;
+
+	if (t->fails++)
+		return;
+	n = scnprintf(t->msg, sizeof(t->msg), "line %d: ", line);
+	va_start(args, fmt);
+	vscnprintf(t->msg + n, sizeof(t->msg) - n, fmt, args);
+	va_end(args);
+}
+
+#define LK_CHECK(t, cond, fmt, ...)                                             \
+	do {                                                                    \
+		if (!(cond))                                                    \
+			lk_fail(t, __LINE__, "%s: " fmt, #cond, ##__VA_ARGS__); \
 	} while (0)
 
 static int lk_thread_main(void *data)

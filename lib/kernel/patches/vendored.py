@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-only OR MIT
-"""The core files that the series' first patch vendors into a kernel tree.
+"""The files the series vendors into a kernel tree from the repository.
 
 Patch 0001 of the series adds luf's core to the tree: include/luf/ (every
 header but the user-space platform/user.h and error.h) and
-lib/luf/<concept>.c (the repository's lib/<concept>.c). They must stay
-byte-identical to the repository's.
+lib/luf/<concept>.c (the repository's lib/<concept>.c). The patch that adds
+KUnit's suite luf_core adds its case file and the IPI backend it runs on
+(KUNIT_FILES: the out-of-tree module's, which builds the same cases). They
+must stay byte-identical to the repository's.
 
 Usage: vendored.py   exit 1 and name every file that differs or is missing
                     on either side (ctest kernel.series); after a change to
@@ -20,6 +22,9 @@ HERE = pathlib.Path(__file__).resolve().parent
 REPO = HERE.parents[2]
 # User space only: the platform shim, and the error record (a kernel logs instead).
 NOT_VENDORED = {"include/luf/platform/user.h", "include/luf/error.h"}
+# Kernel-tree path -> repository path of the files of the suite luf_core.
+KUNIT_FILES = {"lib/luf/" + f: REPO / "lib/kernel/module" / f
+               for f in ("luf_kunit.c", "luf_kernel.c", "luf_kernel.h")}
 
 
 def repo_files():
@@ -34,12 +39,27 @@ def repo_files():
     return out
 
 
-def first_patch():
-    for line in (HERE / "series").read_text().splitlines():
-        line = line.split("#", 1)[0].strip()
-        if line:
-            return HERE / line
-    sys.exit("vendored.py: the series file names no patch")
+def patches():
+    """The series' patches, in order."""
+    out = [HERE / l for l in (l.split("#", 1)[0].strip()
+                              for l in (HERE / "series").read_text().splitlines()) if l]
+    if not out:
+        sys.exit("vendored.py: the series file names no patch")
+    return out
+
+
+def compare(want, have, where):
+    """Messages for each file of @want (tree path -> repository path) and @have
+    (tree path -> content the patch @where creates) missing on a side or differing."""
+    bad = []
+    for path in sorted(set(want) | set(have)):
+        if path not in have:
+            bad.append(f"{path}: in the repository, not in {where}")
+        elif path not in want:
+            bad.append(f"{path}: in {where}, not in the repository")
+        elif have[path] != want[path].read_bytes():
+            bad.append(f"{path}: differs from {want[path].relative_to(REPO)}")
+    return bad
 
 
 def split_sections(text):
@@ -76,22 +96,19 @@ def new_file_content(section):
 def main():
     argparse.ArgumentParser(description=__doc__.split("\n")[0]).parse_args()
 
-    patch = first_patch()
-    head, sections = split_sections(patch.read_text())
+    series = patches()
+    head, sections = split_sections(series[0].read_text())
     want = repo_files()
-    have = {}
-    for path, sec in sections:
-        if path.startswith("include/luf/") or re.fullmatch(r"lib/luf/[^/]+\.c", path):
-            have[path] = new_file_content(sec)
-
-    bad = []
-    for path in sorted(set(want) | set(have)):
-        if path not in have:
-            bad.append(f"{path}: in the repository, not in {patch.name}")
-        elif path not in want:
-            bad.append(f"{path}: in {patch.name}, not in the repository")
-        elif have[path] != want[path].read_bytes():
-            bad.append(f"{path}: differs from {want[path].relative_to(REPO)}")
+    have = {path: new_file_content(sec) for path, sec in sections
+            if path.startswith("include/luf/") or re.fullmatch(r"lib/luf/[^/]+\.c", path)}
+    bad = compare(want, have, series[0].name)
+    # The suite's files, in whichever patch creates them.
+    have, where = {}, "the series"
+    for patch in series[1:]:
+        for path, sec in split_sections(patch.read_text())[1]:
+            if path in KUNIT_FILES and new_file_content(sec) is not None:
+                have[path], where = new_file_content(sec), patch.name
+    bad += compare(KUNIT_FILES, have, where)
 
     for b in bad:
         print("vendored.py:", b, file=sys.stderr)
@@ -99,7 +116,8 @@ def main():
         print(f"vendored.py: {len(bad)} file(s) out of sync: refresh the series "
               "(lib/kernel/README.md)", file=sys.stderr)
         return 1
-    print(f"vendored.py: the {len(want)} core files of {patch.name} match the repository")
+    print(f"vendored.py: the {len(want)} core files of {series[0].name} and the "
+          f"{len(KUNIT_FILES)} of luf_core in {where} match the repository")
     return 0
 
 

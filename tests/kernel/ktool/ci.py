@@ -829,8 +829,9 @@ def run_step(ci, step):
         rc = cli.run([BOOT, "--kernel", kernels.build("luf"), "--workload", "kunit",
                       "--console", ci.console("luf")]).returncode
         if rc == 0:
-            # luf's own suite (the count above has the kernel's list and hlist too)
-            echo(grep(ci.read("luf"), r"^ *# luf: pass:|luf IPIs|TLB shootdowns"), "  console: ")
+            # luf's own suites (the count above has the kernel's list and hlist too)
+            echo(grep(ci.read("luf"), r"^ *# luf(_core)?: pass:|luf IPIs|TLB shootdowns"),
+                 "  console: ")
         return rc
     if step == "compare":
         return cli.run([os.path.join(cli.KDIR, "compare"), "--runs", "1", "--short",
