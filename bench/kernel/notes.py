@@ -215,7 +215,7 @@ recomputes the group, once per move of the group). While other CPUs move
 the group under it, a recomputation goes round at most
 `__LUF_DONE_SUM_ROUNDS` + 1 times (`bench/micro/run` gives that in
 instructions too), then recomputes the summary's `all` once, in at most
-`__LUF_DONE_SUM_ROUNDS` passes of one load per 64 CPUs, and leaves it
+`__LUF_DONE_SUM_ROUNDS` + 1 passes of two loads per 64 CPUs, and leaves it
 marked behind past that; a compare-and-swap retry is another CPU's raise
 of the same word succeeding. The guest has 4 CPUs, so its recomputations
 read 4 counters, not 64.

@@ -708,7 +708,7 @@ static void hook_idle_run(struct micro_thread *th, unsigned long n)
  * second reads). While other CPUs keep moving the group under it, a
  * recomputation goes round again, at most __LUF_DONE_SUM_ROUNDS + 1 times,
  * then recomputes the summary's "all" once, in at most
- * __LUF_DONE_SUM_ROUNDS rounds of one load per cpumask word (a
+ * __LUF_DONE_SUM_ROUNDS + 1 passes of two loads per cpumask word (a
  * compare-and-swap retry is another CPU's raise of the same word). Only
  * thread 0 runs it: the other threads' CPUs are in the same word.
  */

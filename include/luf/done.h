@@ -69,13 +69,16 @@ static inline size_t luf_done_size(unsigned int nr_cpus)
 
 /*
  * Rounds a recomputation of a group, or of @all, takes before it leaves a
- * summary that keeps moving under it to later flushers: with interrupts
- * off, a flusher reads at most (__LUF_DONE_SUM_ROUNDS + 1) x 64 counters
- * and __LUF_DONE_SUM_ROUNDS x LUF_DONE_GROUPS group words.
+ * summary that keeps moving under it to later flushers. With interrupts
+ * off, a flusher that marks one cpumask word reads at most
+ * (2 x __LUF_DONE_SUM_ROUNDS + 1) x 64 counters (each round reads the
+ * word's CPUs, and all but the last read those at the minimum again) and
+ * (__LUF_DONE_SUM_ROUNDS + 1) x 2 x LUF_DONE_GROUPS summary words (@all's
+ * passes over the groups, two words each).
  */
 #define __LUF_DONE_SUM_ROUNDS 64
 
-/* In struct luf_done's @lag_all: @all may lag; the next move of a group recomputes it. */
+/* In struct luf_done's @lag_all: @all may lag; a later move of a group recomputes it. */
 #define __LUF_DONE_ALL_BEHIND (1UL << (LUF_BITS_PER_LONG - 1))
 
 #ifndef __luf_done_sum_all_round
@@ -248,9 +251,11 @@ static inline unsigned long __luf_done_groups_min(struct luf_done *d)
  * and left it to us: after publishing, read the groups again (a full
  * barrier between) and go round if their minimum moved on, at most
  * __LUF_DONE_SUM_ROUNDS times. Past that, @all is left where it was raised
- * and marked behind (__LUF_DONE_ALL_BEHIND in @lag_all): the next flusher
- * that moves any group recomputes it, and clears the mark before it reads
- * (until then it may lag, as it may while a CPU is idle).
+ * and marked behind (__LUF_DONE_ALL_BEHIND in @lag_all): a flusher that
+ * moves a group and then sees the mark recomputes @all, and clears the
+ * mark before it reads (one that moved a group just before the mark was
+ * set may miss it: @all then waits for the next move). Until then it may
+ * lag, as it may while a CPU is idle.
  */
 static inline void __luf_done_sum_all(struct luf_done *d, unsigned long *retries)
 {

@@ -102,12 +102,16 @@ def main():
     have = {path: new_file_content(sec) for path, sec in sections
             if path.startswith("include/luf/") or re.fullmatch(r"lib/luf/[^/]+\.c", path)}
     bad = compare(want, have, series[0].name)
-    # The suite's files, in whichever patch creates them.
+    # The suite's files, in the patch that creates them; no later patch may
+    # change a vendored file (the tree would then differ from the repository).
     have, where = {}, "the series"
     for patch in series[1:]:
         for path, sec in split_sections(patch.read_text())[1]:
-            if path in KUNIT_FILES and new_file_content(sec) is not None:
-                have[path], where = new_file_content(sec), patch.name
+            created = new_file_content(sec)
+            if path in KUNIT_FILES and created is not None and path not in have:
+                have[path], where = created, patch.name
+            elif path in want or path in KUNIT_FILES:
+                bad.append(f"{path}: changed again by {patch.name}")
     bad += compare(KUNIT_FILES, have, where)
 
     for b in bad:

@@ -101,8 +101,10 @@ def kconfig(tree, kdir):
     if not os.access(conf, os.X_OK):
         say("no %s: Kconfig not checked" % conf)
         return
+    # KUNIT as every tree has it (lib/kunit/Kconfig), off: LUF_SELFTEST depends on it.
     write(os.path.join(tree, "Kconfig"), 'mainmenu "luf vendoring check"\nconfig MODULES\n'
-          '\tbool "modules"\n\tmodules\n\tdefault y\nsource "lib/Kconfig"\n')
+          '\tbool "modules"\n\tmodules\n\tdefault y\nconfig KUNIT\n\ttristate "KUnit"\n'
+          'source "lib/Kconfig"\n')
     write(os.path.join(tree, "all.config"), "CONFIG_LUF_SELFTEST=m\nCONFIG_LUF_DEBUG=y\n")
     env = dict(os.environ, srctree=tree, KCONFIG_CONFIG=os.path.join(tree, ".config"),
                KCONFIG_ALLCONFIG=os.path.join(tree, "all.config"))

@@ -65,7 +65,7 @@ static inline void __noreturn __kunit_shim_throw(struct kunit *test)
 	kthread_complete_and_exit(&test->done, 0);
 }
 
-static __printf(2, 3) void __kunit_shim_skip(struct kunit *test, const char *fmt, ...)
+static inline __printf(2, 3) void __kunit_shim_skip(struct kunit *test, const char *fmt, ...)
 {
 	va_list args;
 
@@ -85,8 +85,9 @@ static __printf(2, 3) void __kunit_shim_skip(struct kunit *test, const char *fmt
 #define kunit_info(test, fmt, ...) pr_info("    # %s: " fmt "\n", (test)->name, ##__VA_ARGS__)
 
 /* A failed check: the case fails; an assertion also ends it. */
-static __printf(6, 7) void __kunit_shim_fail(struct kunit *test, bool assert, const char *file,
-					     int line, const char *what, const char *fmt, ...)
+static inline __printf(6, 7) void __kunit_shim_fail(struct kunit *test, bool assert,
+						    const char *file, int line, const char *what,
+						    const char *fmt, ...)
 {
 	struct va_format vaf;
 	va_list args;
@@ -222,14 +223,19 @@ struct __kunit_shim_run {
 	struct kunit_case *c;
 };
 
+/* The case's kthread: init, the case, then it ends without running module code again. */
 static int __kunit_shim_case(void *arg)
 {
 	struct __kunit_shim_run *r = arg;
+	int ret = r->suite->init ? r->suite->init(r->test) : 0;
 
-	if (!r->suite->init || !r->suite->init(r->test))
+	if (ret) {
+		r->test->status = KUNIT_FAILURE;
+		pr_info("    # %s: init failed: %d\n", r->test->name, ret);
+	} else {
 		r->c->run_case(r->test);
-	complete(&r->test->done);
-	return 0;
+	}
+	kthread_complete_and_exit(&r->test->done, 0);
 }
 
 /* One case in a kthread of its own; then its exit, in this thread, and its memory. */
