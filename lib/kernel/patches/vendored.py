@@ -22,35 +22,36 @@ HERE = pathlib.Path(__file__).resolve().parent
 REPO = HERE.parents[2]
 # User space only: the platform shim, and the error record (a kernel logs instead).
 NOT_VENDORED = {"include/luf/platform/user.h", "include/luf/error.h"}
-# Kernel-tree path -> repository path of the files of the suite luf_core.
-KUNIT_FILES = {"lib/luf/" + f: REPO / "lib/kernel/module" / f
-               for f in ("luf_kunit.c", "luf_kernel.c", "luf_kernel.h")}
+# The files of the suite luf_core, in the kernel tree's lib/luf/ and the repository's
+# lib/kernel/module/.
+KUNIT_FILES = ("luf_kunit.c", "luf_kernel.c", "luf_kernel.h")
 
 
-def repo_files():
-    """Map of kernel-tree path -> repository path for every vendored file."""
+def repo_files(repo):
+    """Map of kernel-tree path -> path in @repo for every core file vendored."""
     out = {}
-    for p in sorted((REPO / "include/luf").rglob("*.h")):
-        rel = p.relative_to(REPO).as_posix()
+    for p in sorted((repo / "include/luf").rglob("*.h")):
+        rel = p.relative_to(repo).as_posix()
         if rel not in NOT_VENDORED:
             out[rel] = p
-    for p in sorted((REPO / "lib").glob("*.c")):
+    for p in sorted((repo / "lib").glob("*.c")):
         out["lib/luf/" + p.name] = p
     return out
 
 
-def patches():
-    """The series' patches, in order."""
-    out = [HERE / l for l in (l.split("#", 1)[0].strip()
-                              for l in (HERE / "series").read_text().splitlines()) if l]
+def patches(sdir):
+    """The patches the series file of @sdir names, in order."""
+    out = [sdir / l for l in (l.split("#", 1)[0].strip()
+                              for l in (sdir / "series").read_text().splitlines()) if l]
     if not out:
         sys.exit("vendored.py: the series file names no patch")
     return out
 
 
-def compare(want, have, where):
-    """Messages for each file of @want (tree path -> repository path) and @have
-    (tree path -> content the patch @where creates) missing on a side or differing."""
+def compare(want, have, where, repo):
+    """Messages for each file of @want (tree path -> path in the repository @repo)
+    and @have (tree path -> content the patch @where creates) missing on a side or
+    differing."""
     bad = []
     for path in sorted(set(want) | set(have)):
         if path not in have:
@@ -58,7 +59,7 @@ def compare(want, have, where):
         elif path not in want:
             bad.append(f"{path}: in {where}, not in the repository")
         elif have[path] != want[path].read_bytes():
-            bad.append(f"{path}: differs from {want[path].relative_to(REPO)}")
+            bad.append(f"{path}: differs from {want[path].relative_to(repo)}")
     return bad
 
 
@@ -93,35 +94,40 @@ def new_file_content(section):
     return text.encode()
 
 
-def main():
-    argparse.ArgumentParser(description=__doc__.split("\n")[0]).parse_args()
-
-    series = patches()
+def check(repo, sdir):
+    """(problems, summary line) of the series in @sdir against the repository @repo."""
+    series = patches(sdir)
     head, sections = split_sections(series[0].read_text())
-    want = repo_files()
+    want = repo_files(repo)
+    kunit = {"lib/luf/" + f: repo / "lib/kernel/module" / f for f in KUNIT_FILES}
     have = {path: new_file_content(sec) for path, sec in sections
             if path.startswith("include/luf/") or re.fullmatch(r"lib/luf/[^/]+\.c", path)}
-    bad = compare(want, have, series[0].name)
+    bad = compare(want, have, series[0].name, repo)
     # The suite's files, in the patch that creates them; no later patch may
     # change a vendored file (the tree would then differ from the repository).
     have, where = {}, "the series"
     for patch in series[1:]:
         for path, sec in split_sections(patch.read_text())[1]:
             created = new_file_content(sec)
-            if path in KUNIT_FILES and created is not None and path not in have:
+            if path in kunit and created is not None and path not in have:
                 have[path], where = created, patch.name
-            elif path in want or path in KUNIT_FILES:
+            elif path in want or path in kunit:
                 bad.append(f"{path}: changed again by {patch.name}")
-    bad += compare(KUNIT_FILES, have, where)
+    bad += compare(kunit, have, where, repo)
+    return bad, (f"the {len(want)} core files of {series[0].name} and the "
+                 f"{len(kunit)} of luf_core in {where} match the repository")
 
+
+def main():
+    argparse.ArgumentParser(description=__doc__.split("\n")[0]).parse_args()
+    bad, summary = check(REPO, HERE)
     for b in bad:
         print("vendored.py:", b, file=sys.stderr)
     if bad:
         print(f"vendored.py: {len(bad)} file(s) out of sync: refresh the series "
               "(lib/kernel/README.md)", file=sys.stderr)
         return 1
-    print(f"vendored.py: the {len(want)} core files of {series[0].name} and the "
-          f"{len(KUNIT_FILES)} of luf_core in {where} match the repository")
+    print("vendored.py: " + summary)
     return 0
 
 
