@@ -8,6 +8,8 @@ import os
 import subprocess
 import sys
 
+from . import cli
+
 
 def find_parser(kernel=None, cache=None):
     """The kunit.py to use: $LUF_KUNIT_PY, else the one in the source tree @kernel (a
@@ -20,6 +22,18 @@ def find_parser(kernel=None, cache=None):
         cands += sorted(glob.glob(os.path.join(
             cache, "src/*/linux-source-6.1/tools/testing/kunit/kunit.py")))
     return next((c for c in cands if c and os.access(c, os.R_OK)), None)
+
+
+def find_or_unpack(scratch, kernel=None):
+    """find_parser()'s kunit.py (the kbuild cache's: cli.cache_dir()), else the one
+    in linux-source-6.1's tarball, unpacked into @scratch; None if neither (the
+    tarball comes with scripts/deps.sh kernel)."""
+    p = find_parser(kernel, cli.cache_dir())
+    if not p and os.access(cli.TARBALL, os.R_OK):
+        subprocess.run(["tar", "-xJf", cli.TARBALL, "-C", scratch,
+                        "linux-source-6.1/tools/testing/kunit"], check=True)
+        p = os.path.join(scratch, "linux-source-6.1/tools/testing/kunit/kunit.py")
+    return p
 
 
 def parse(parser, console, json_path):

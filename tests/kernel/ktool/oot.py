@@ -6,7 +6,7 @@ lib/kernel/module/luf_kunit.c through the shim of KUnit's API in
 lib/kernel/module/shim/ (the stock kernel has no KUnit).
 
  1. installs what is missing (Debian: linux-image-amd64 linux-headers-amd64
-    qemu-system-x86 busybox-static cpio);
+    qemu-system-x86 busybox-static cpio, and linux-source-6.1 for kunit.py);
  2. builds luf_selftest.ko with W=1 against the installed linux-headers-amd64,
     plain and LUF_DEBUG, from a copy of the repository layout: any compiler
     warning fails the run;
@@ -21,8 +21,9 @@ lib/kernel/module/shim/ (the stock kernel has no KUnit).
     -smp 4, -m 512M, serial console) with a timeout;
  6. checks the console: every KTAP document needs its suite's plan line and as
     many case results as planned, no "not ok", and no kernel report
-    (ktool.scan's); and the kernel's own kunit.py parse (ktool.ktap) must read
-    each document alike, where linux-source-6.1 provides it.
+    (ktool.scan's); and the kernel's own kunit.py parse (ktool.ktap, from the
+    kbuild cache or unpacked from linux-source-6.1) must read each document
+    alike.
 
 With --mutants, instead: builds one module per LUF_MUTANT_* switch (each breaks
 one safety rule, see tests/MUTANTS.md), boots once, and passes only if every
@@ -50,7 +51,7 @@ import time
 from . import cli, ktap, scan, vendor
 
 PACKAGES = ("linux-image-amd64", "linux-headers-amd64", "qemu-system-x86", "busybox-static",
-            "cpio")
+            "cpio", "linux-source-6.1")
 MUTANTS = ("MARK_BEFORE_FLUSH", "DIET_EARLY", "NO_SETTLE", "DEFER_WRITABLE", "NO_ABORT",
            "UGEN_LT", "SUM_AHEAD")
 BAD_PARAMS = ("cpus=4095", "cpus=0,0", "order=9", "nr_keys=1", "key_lo=0", "key_hi=256",
@@ -153,8 +154,7 @@ def ktap_documents(console):
 
     Its own reading besides the kernel's kunit.py parse (kunit_parse()): that
     reads only a console's first KTAP document (the module prints one per
-    load: 2, or 7 with --mutants), and it comes with linux-source-6.1, which
-    the stock-kernel run does not need otherwise."""
+    load: 2, or 7 with --mutants), so kunit_parse() gives it one at a time."""
     docs = []
     for l in console:
         if l == "KTAP version 1":
@@ -176,12 +176,10 @@ def document_texts(console):
 
 def kunit_parse(console, work):
     """The kernel's kunit.py parse on each KTAP document of @console (a passing
-    run's): a list of failures; none, and a line said, without a kunit.py."""
-    parser = ktap.find_parser(None, cli.cache_dir())
+    run's): a list of failures, one if there is no kunit.py to run."""
+    parser = ktap.find_or_unpack(work)
     if not parser:
-        say("no kunit.py (linux-source-6.1 not unpacked in the kernel cache): "
-            "KTAP read by this script only")
-        return []
+        return ["no kunit.py: install linux-source-6.1 (bash scripts/deps.sh kernel)"]
     out = []
     for d, text in enumerate(document_texts(console), 1):
         path = os.path.join(work, "ktap-%d.txt" % d)

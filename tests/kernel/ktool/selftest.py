@@ -367,27 +367,13 @@ class Verdict(unittest.TestCase):
         self.assertEqual(fails, ["timeout after 600 s"])
 
 
-def find_kunit_py(scratch):
-    """A kunit.py: ktap.find_parser()'s in the kbuild cache, else unpacked from
-    linux-source-6.1's tarball into @scratch; None if neither."""
-    cache = os.environ.get("LUF_KERNEL_CACHE") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "luf", "kernel")
-    p = ktap.find_parser(None, cache)
-    tarball = "/usr/src/linux-source-6.1.tar.xz"
-    if not p and os.access(tarball, os.R_OK):
-        subprocess.run(["tar", "-xJf", tarball, "-C", scratch,
-                        "linux-source-6.1/tools/testing/kunit"], check=True)
-        p = os.path.join(scratch, "linux-source-6.1/tools/testing/kunit/kunit.py")
-    return p
-
-
 class KUnit(unittest.TestCase):
     parser = None
 
     @classmethod
     def setUpClass(cls):
         cls.scratch = tempfile.mkdtemp(prefix="luf-selftest.")
-        cls.parser = find_kunit_py(cls.scratch)
+        cls.parser = ktap.find_or_unpack(cls.scratch)
 
     @classmethod
     def tearDownClass(cls):
