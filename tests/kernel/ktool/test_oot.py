@@ -1,9 +1,14 @@
 # SPDX-License-Identifier: GPL-2.0-only OR MIT
 """Unit tests of ktool.oot's console checks (tests/kernel/run), on small canned
 consoles: python3 -m unittest ktool.test_oot (from tests/kernel)."""
+import os
+import shutil
+import tempfile
 import unittest
 
-from .oot import BAD_PARAMS, MUTANTS, check, document_texts
+from . import cli
+from . import ktap as kunit_py
+from .oot import BAD_PARAMS, MUTANTS, check, document_texts, kunit_parse
 
 
 def ktap(*results, plan=3):
@@ -122,6 +127,30 @@ class Documents(unittest.TestCase):
         self.assertEqual(len(texts), 2)
         self.assertTrue(all(t.startswith("KTAP version 1\n") for t in texts))
         self.assertIn("    # Subtest: luf_core\n", texts[1])
+
+
+class KunitPy(unittest.TestCase):
+    """kunit_parse() with the kernel's kunit.py (from the kbuild cache, or unpacked
+    from linux-source-6.1; skipped without either)."""
+
+    def setUp(self):
+        self.work = tempfile.mkdtemp(prefix="luf-test-oot.")
+
+    def tearDown(self):
+        shutil.rmtree(self.work, ignore_errors=True)
+
+    def parse(self, console):
+        if not (kunit_py.find_parser(None, cli.cache_dir()) or os.access(cli.TARBALL, os.R_OK)):
+            self.skipTest("no kunit.py and no linux-source-6.1")
+        return kunit_parse(console, self.work)
+
+    def test_both_documents_read(self):
+        self.assertEqual(self.parse(good()), [])
+
+    def test_failed_case(self):
+        fails = self.parse(good(debug=ktap("ok", "not ok", "ok")))
+        self.assertEqual(len(fails), 1)
+        self.assertTrue(fails[0].startswith("kunit.py parse of KTAP document 2: exit 1"), fails)
 
 
 class Mutants(unittest.TestCase):
