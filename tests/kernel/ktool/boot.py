@@ -119,22 +119,13 @@ def options(argv):
     given), kernel a real path. Raises Usage, or Fail for a missing kernel image or
     console log or a workload the machine cannot run."""
     o = types.SimpleNamespace(**{a: False if d is None else d for a, d in OPTIONS.values()})
-    given, args = set(), list(argv)
-    while args:
-        arg = args.pop(0)
-        if arg in ("-h", "--help"):
-            raise cli.Usage("")
-        if arg not in OPTIONS:
-            raise cli.Usage("boot: unknown argument: %s" % arg)
-        attr, default = OPTIONS[arg]
+    given = set()
+    for arg, v in cli.pairs(argv, "boot", [a for a, (_, d) in OPTIONS.items() if d is not None],
+                            [a for a, (_, d) in OPTIONS.items() if d is None],
+                            ("--wargs", "--append")):
+        attr = OPTIONS[arg][0]
         given.add(attr)
-        if default is None:
-            setattr(o, attr, True)
-            continue
-        if not args or not (args[0] or arg in ("--wargs", "--append")):
-            raise cli.Usage("boot: %s needs a value" % arg)
-        v = args.pop(0)
-        setattr(o, attr, (o.append + " " if o.append else "") + v if arg == "--append" else v)
+        setattr(o, attr, o.append + " " + v if arg == "--append" and o.append else v)
     if o.check_console:
         if not os.access(o.check_console, os.R_OK):
             raise cli.Fail("no such console log: %s" % o.check_console)
@@ -441,12 +432,7 @@ def initramfs(work, gdir, init):
     with open(path, "w") as f:
         f.write(init)
     os.chmod(path, os.stat(path).st_mode | 0o111)
-    p = subprocess.run("find . | cpio -o -H newc --quiet", shell=True, cwd=ird,
-                       stdout=subprocess.PIPE, check=False)
-    if p.returncode:
-        raise cli.Fail("cpio exited %d" % p.returncode)
-    with open(os.path.join(work, "initramfs.cpio.gz"), "wb") as f:
-        f.write(gzip.compress(p.stdout, 1))
+    cli.initramfs(ird, os.path.join(work, "initramfs.cpio.gz"))
 
 
 def strip_cr(src, dst=None):

@@ -66,21 +66,12 @@ def parse(argv):
     None), fragment, make (lists) and cold; raises cli.Usage."""
     o = types.SimpleNamespace(name=None, series=None, incremental_from=None, fragment=[],
                               make=[], cold=False)
-    args = list(argv)
-    while args:
-        a = args.pop(0)
-        if a in VALUED:
-            if not args or not args[0]:
-                raise cli.Usage("kbuild: %s wants a value" % a)
-            attr, v = a[2:].replace("-", "_"), args.pop(0)
-            if attr in ("fragment", "make"):
-                getattr(o, attr).append(v)
-            else:
-                setattr(o, attr, v)
-        elif a == "--cold":
-            o.cold = True
+    for a, v in cli.pairs(argv, "kbuild", VALUED, ("--cold",)):
+        attr = a[2:].replace("-", "_")
+        if attr in ("fragment", "make"):
+            getattr(o, attr).append(v)
         else:
-            raise cli.Usage("" if a in ("-h", "--help") else "kbuild: unknown argument: %s" % a)
+            setattr(o, attr, v)
     return o
 
 

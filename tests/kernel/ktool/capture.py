@@ -80,7 +80,7 @@ def capture(w, runs, img, tmp, out):
 
 
 def main(argv):
-    o = dict(compare.parse(argv, "capture", ("--workloads", "--out", "--runs")))
+    o = dict(cli.pairs(argv, "capture", ("--workloads", "--out", "--runs")))
     workloads = compare.words(o.get("--workloads", "reclaim,mixed,checker"))
     for w in workloads:
         if w not in ("reclaim", "mixed", "checker"):

@@ -299,6 +299,37 @@ def kunit_caught(rc, out, console):
     return None, "the boot failed for another reason:"
 
 
+# The harness kernel's mutants (luf.mutant=NAME) and the coherence writers whose
+# readers must see old contents after new ones with that rule off.
+MM_STALE = (
+    ("NO_FILE_ABORT", "pwrite map dio"),  # file writes that settle nothing
+    ("NO_CLAIM_SETTLE", "mount"),  # a holder's claim that settles nothing
+    ("PARTITION_DEFERS", "part"),  # a partitioned disk: translations through the whole disk
+    # A direct write in flight: the folio read again from the disk before the write
+    # reached it and reclaimed meanwhile must leave its reader on the old contents.
+    ("DIRECT_DEFERS", "flight"),
+    ("AIO_DEFERS", "aio"),  # after an asynchronous direct write (nothing invalidates)
+    ("PASSTHROUGH_DEFERS", "passthru"),  # an NVMe Write through its character device
+    ("LOOP_DEFERS", "loop"),  # a loop device, its backing file written
+    ("STACKED_DEFERS", "dm"),  # a device-mapper device, its member written
+    ("NVME_HEAD_DEFERS", "mpath"),  # passthrough marks the path's hidden disk only
+    # Write bios that are not the disk's own writeback: a disk a file system wrote and
+    # released, the disk the NVMe target's block backend writes.
+    ("BIO_DEFERS", "release target"),
+    ("LBCC_DEFERS", "zeroes"),  # an NVMe Write Zeroes passed through
+    ("FABRICS_DEFERS", "export"),  # the host's namespace, the target's disk written
+    ("SYSFS_IGNORED", "shared"),  # queue/luf_defer set to 0, an image attached twice
+)
+# Mutants a workload of their own catches (mm_caught()): the parked memory an
+# allocation needs (OOM), a memory block that cannot go offline, a park past its bound.
+MM_WORKLOAD = (("ALLOC_NO_DRAIN", "oom", ()), ("OFFLINE_NO_DRAIN", "offline", ()),
+               ("PARK_UNBOUNDED", "pageout", ("--wargs", "--park 64")))
+# Mutants KUnit catches: the case that must fail.
+MM_KUNIT = (("DEFER_FLUSH_PENDING", "luf_test_flush_pending_not_deferred"),
+            ("NESTED_DEFER", "luf_test_nested_pass"), ("NO_DEFER_BUMP", "luf_test_lazy_cpu"),
+            ("LAZY_IPI", "luf_test_lazy_cpu"))
+
+
 def stale_caught(mutant, writers, out):
     """[(caught, message)] for each of @writers of the coherence workload booted with
     @mutant (output @out): each writer's reader must have seen old contents after new
@@ -699,69 +730,16 @@ class Ci:
                                              r"nr_luf_deferred)=")
         if ok:
             echo(grep(p.stderr, r"^  mismatch")[:2])
-        # Writes to a file that settle nothing: with every writer, the coherence
-        # workload's reader must see the old contents after the new ones were read.
-        self.stale("NO_FILE_ABORT", "pwrite", "map", "dio")
-        # A holder's claim that settles nothing: the mount writer's reader must see
-        # the old superblock after the new one was read.
-        self.stale("NO_CLAIM_SETTLE", "mount")
-        # An allocator that never drains the park: the allocation that needs the
-        # parked memory ends in the OOM killer (SIGKILL).
-        p = self.mm_boot("ALLOC_NO_DRAIN", "oom", "--timeout", "600")
-        self.verdicts([mm_caught("ALLOC_NO_DRAIN", p.stdout)], p.stdout)
-        # A partitioned disk that defers: the part writer's reader (a translation
-        # through the whole disk) must see the old contents once the disk has the new.
-        self.stale("PARTITION_DEFERS", "part")
-        # A disk that defers while a direct write is in flight: the folio the
-        # flight writer's reader maps, read again from the disk before the write
-        # reached it and reclaimed meanwhile, must leave it on the old contents.
-        self.stale("DIRECT_DEFERS", "flight")
-        # A disk that still defers after an asynchronous direct write: the folio the
-        # aio writer's reader maps keeps the old contents after the write (nothing
-        # invalidates it), and reclaim's deferred flush must leave it on them.
-        self.stale("AIO_DEFERS", "aio")
-        # A disk written by a passthrough request (an NVMe Write through its
-        # character device) that still defers: the reader must stay on the old
-        # contents once the disk has the new.
-        self.stale("PASSTHROUGH_DEFERS", "passthru")
-        # A loop device that defers: a write to its backing file must leave the
-        # reader of the loop device's page cache on the old contents.
-        self.stale("LOOP_DEFERS", "loop")
-        # A device-mapper device that defers: a write to its member must leave the
-        # reader of the dm device's page cache on the old contents.
-        self.stale("STACKED_DEFERS", "dm")
-        # An NVMe multipath head disk written by passthrough that still defers (the
-        # request marks the path's hidden disk only): the mpath writer's reader must
-        # stay on the old contents.
-        self.stale("NVME_HEAD_DEFERS", "mpath")
-        # Write bios that are not the disk's own writeback leave it deferring: the
-        # readers of a disk a file system wrote and released (release) and of the
-        # disk the NVMe target's block backend writes (target) must stay on the old
-        # contents once the disk has the new.
-        self.stale("BIO_DEFERS", "release", "target")
-        # An NVMe Write Zeroes passed through that leaves its namespace deferring:
-        # the zeroes writer's reader must stay on the old contents.
-        self.stale("LBCC_DEFERS", "zeroes")
-        # A namespace behind a fabric that defers: a write to the target's disk
-        # must leave the reader of the host's namespace on the old contents.
-        self.stale("FABRICS_DEFERS", "export")
-        # A disk whose administrator wrote 0 to its queue/luf_defer (an image
-        # attached twice) that still defers: a write through its other
-        # attachment must leave the shared writer's reader on the old contents.
-        self.stale("SYSFS_IGNORED", "shared")
-        # Offlining that never reaches luf_drain(): the block holding parked folios
-        # must not go offline (the workload gives up at its 10 s limit, EINTR).
-        p = self.mm_boot("OFFLINE_NO_DRAIN", "offline", "--timeout", "600")
-        self.verdicts([mm_caught("OFFLINE_NO_DRAIN", p.stdout)], p.stdout)
-        # Reclaim that parks past vm.luf_park_pages: one pass of MADV_PAGEOUT (512
-        # folios) must leave more than a 64-page bound parked.
-        p = self.mm_boot("PARK_UNBOUNDED", "pageout", "--wargs", "--park 64", "--timeout", "600")
-        self.verdicts([mm_caught("PARK_UNBOUNDED", p.stdout)], p.stdout)
+        # Rules whose absence a coherence writer shows: its reader sees the old
+        # contents after the new ones were read.
+        for mutant, writers in MM_STALE:
+            self.stale(mutant, *writers.split())
+        # Rules whose absence a workload of their own shows (mm_caught()).
+        for mutant, workload, args in MM_WORKLOAD:
+            p = self.mm_boot(mutant, workload, *args, "--timeout", "600")
+            self.verdicts([mm_caught(mutant, p.stdout)], p.stdout)
         # Rules KUnit checks directly: the named case must fail in the mutant's kernel.
-        for name, case in (("DEFER_FLUSH_PENDING", "luf_test_flush_pending_not_deferred"),
-                           ("NESTED_DEFER", "luf_test_nested_pass"),
-                           ("NO_DEFER_BUMP", "luf_test_lazy_cpu"),
-                           ("LAZY_IPI", "luf_test_lazy_cpu")):
+        for name, case in MM_KUNIT:
             p = self.kunit_boot(self.mm, name, "--append", "luf.mutant=" + name)
             if case_failed(self.read(name), case):
                 self.say("%s: caught by KUnit: %s" % (name, case))

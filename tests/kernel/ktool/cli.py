@@ -6,6 +6,7 @@ A command module defines main(argv) -> exit status and ends with
 `if __name__ == "__main__": cli.entry(main, NAME, __doc__)`; its shell entry point in
 tests/kernel/ is one line that runs `python3 -m ktool.NAME`.
 """
+import gzip
 import os
 import re
 import signal
@@ -97,6 +98,40 @@ def output(cmd, **kw):
     if p.returncode:
         raise Fail("%s exited %d" % (cmd[0], p.returncode))
     return p.stdout
+
+
+def pairs(argv, name, valued, flags=(), maybe_empty=()):
+    """@argv as a list of (option, value) in order: True for an option of @flags,
+    the next argument for one of @valued (not empty unless the option is in
+    @maybe_empty). Raises cli.Usage on -h/--help, an unknown argument or a
+    missing value."""
+    out, i = [], 0
+    while i < len(argv):
+        a = argv[i]
+        if a in flags:
+            out.append((a, True))
+            i += 1
+        elif a in valued and i + 1 < len(argv) and (argv[i + 1] or a in maybe_empty):
+            out.append((a, argv[i + 1]))
+            i += 2
+        elif a in valued:
+            raise Usage("%s: %s wants a value" % (name, a))
+        elif a in ("-h", "--help"):
+            raise Usage("")
+        else:
+            raise Usage("%s: unknown argument: %s" % (name, a))
+    return out
+
+
+def initramfs(ird, out):
+    """Write the directory @ird as the gzipped newc cpio archive @out (an initramfs)."""
+    names = output(["find", "."], cwd=ird).encode()
+    p = subprocess.run(["cpio", "-o", "-H", "newc", "--quiet"], cwd=ird, input=names,
+                       stdout=subprocess.PIPE, check=False)
+    if p.returncode:
+        raise Fail("cpio exited %d" % p.returncode)
+    with open(out, "wb") as f:
+        f.write(gzip.compress(p.stdout, compresslevel=1))
 
 
 def positive(text, what):

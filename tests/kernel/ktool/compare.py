@@ -100,30 +100,7 @@ CHECKER_ARGS = {True: ["--disk-mb", "256", "--seconds", "30", "--wargs",
                 False: ["--disk-mb", "768", "--seconds", "90", "--wargs", "--hot-pages 4096"]}
 
 
-# ---- the command line (record and capture use it too) ----
-
-def parse(argv, name, valued, flags=(), maybe_empty=()):
-    """@argv as a list of (option, value) in order: True for an option of @flags,
-    the next argument for one of @valued (not empty unless the option is in
-    @maybe_empty). Raises cli.Usage on -h/--help, an unknown argument or a
-    missing value."""
-    out, i = [], 0
-    while i < len(argv):
-        a = argv[i]
-        if a in flags:
-            out.append((a, True))
-            i += 1
-        elif a in valued and i + 1 < len(argv) and (argv[i + 1] or a in maybe_empty):
-            out.append((a, argv[i + 1]))
-            i += 2
-        elif a in valued:
-            raise cli.Usage("%s: %s wants a value" % (name, a))
-        elif a in ("-h", "--help"):
-            raise cli.Usage("")
-        else:
-            raise cli.Usage("%s: unknown argument: %s" % (name, a))
-    return out
-
+# ---- the command line ----
 
 def invalid(msg):
     """Exit 2 with @msg and no usage (a bad value, where the option is right)."""
@@ -695,7 +672,7 @@ def boot(work, w, k, r, runs, img, args):
 
 
 def main(argv):
-    o = dict(parse(argv, "compare", ("--runs", "--workloads", "--json", "--chart", "--park-sweep",
+    o = dict(cli.pairs(argv, "compare", ("--runs", "--workloads", "--json", "--chart", "--park-sweep",
                                      "--sweep-chart", "--render"),
                    ("--short", "--no-switch", "--baseline-off")))
     runs = runs_arg("compare", o.get("--runs", "3"))

@@ -38,8 +38,6 @@ $TMPDIR/luf-kernel-console.log, -mutants.log with --mutants), LUF_KERNEL_ARGS
 directory).
 Exit: 0 pass, 1 fail, 77 skipped (packages missing and not installable).
 """
-import glob
-import gzip
 import os
 import re
 import shutil
@@ -138,12 +136,7 @@ def initramfs(work, mutants, main_args):
         raise cli.Fail("cannot build tests/kernel/loadmod.c statically (libc6-dev)")
     vendor.write(os.path.join(ird, "init"), init_script(mutants, main_args))
     os.chmod(os.path.join(ird, "init"), 0o755)
-    p = subprocess.run(["cpio", "-o", "-H", "newc", "--quiet"], cwd=ird, stdout=subprocess.PIPE,
-                       input=cli.output(["find", "."], cwd=ird).encode(), check=False)
-    if p.returncode:
-        raise cli.Fail("cpio exited %d" % p.returncode)
-    with open(os.path.join(work, "initramfs.cpio.gz"), "wb") as f:
-        f.write(gzip.compress(p.stdout, compresslevel=1))
+    cli.initramfs(ird, os.path.join(work, "initramfs.cpio.gz"))
 
 
 def ktap_documents(console):

@@ -62,7 +62,7 @@ def rev_series(rev, sdir):
 
 
 def main(argv):
-    opts = compare.parse(argv, "record", ("--kind", "--series-rev", "--workload", "--runs",
+    opts = cli.pairs(argv, "record", ("--kind", "--series-rev", "--workload", "--runs",
                                           "--wargs", "--append", "--keys", "--out"),
                          maybe_empty=("--wargs", "--append"))
     o = dict(opts)

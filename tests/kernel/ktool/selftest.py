@@ -20,7 +20,6 @@ import io
 import os
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 import unittest

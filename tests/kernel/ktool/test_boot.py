@@ -58,7 +58,7 @@ class Boot(unittest.TestCase):
             self.assertIn("boot: ", self.usage("--smp", n))
         self.assertEqual(self.usage("--threads", "0"), "boot: not a positive integer: 0")
         self.assertEqual(self.usage("--nope"), "boot: unknown argument: --nope")
-        self.assertEqual(self.usage("--kernel"), "boot: --kernel needs a value")
+        self.assertEqual(self.usage("--kernel"), "boot: --kernel wants a value")
         self.assertEqual(self.opts("--wargs", "", "--append", "").wargs, "")
         with self.assertRaises(cli.Usage):
             boot.options([])

@@ -2,8 +2,10 @@
 """Unit tests of ktool.ci's rules, from small canned outputs of boot, its consoles and
 checkpatch.pl (python3 -m unittest ktool.test_ci; no kernel, no QEMU)."""
 import contextlib
+import glob
 import io
 import os
+import re
 import subprocess
 import tempfile
 import unittest
@@ -308,6 +310,17 @@ class Rules(unittest.TestCase):
         self.assertTrue(ci.harness_lists_series(ci.cli.SERIES, os.path.join(
             ci.cli.KDIR, "harness", "series")))
 
+
+    def test_every_mm_mutant_boots(self):
+        """Every memory-manager rule the harness can switch off has its boot in mm-mutants."""
+        path = glob.glob(os.path.join(ci.cli.KDIR, "harness", "0001-*.patch"))[0]
+        with open(path) as f:
+            text = f.read()
+        listed = re.findall(r"^ ([A-Z_]+):", text.split("the memory manager's rules:")[1]
+                            .split("luf.mutant=NAME")[0], re.M)
+        booted = [m for m, *_ in ci.MM_STALE + ci.MM_WORKLOAD + ci.MM_KUNIT]
+        self.assertEqual(sorted(set(booted + ["RECLAIM_NO_FLUSH", "DEFER_DIRTY"])), sorted(listed))
+        self.assertGreater(len(listed), 20)
 
 if __name__ == "__main__":
     unittest.main()

@@ -62,13 +62,13 @@ class CommandLine(unittest.TestCase):
     def test_parse(self):
         flags, valued = ("--short",), ("--runs", "--wargs")
         self.assertEqual(
-            c.parse(["--runs", "2", "--short", "--wargs", ""], "x", valued, flags, ("--wargs",)),
+            cli.pairs(["--runs", "2", "--short", "--wargs", ""], "x", valued, flags, ("--wargs",)),
             [("--runs", "2"), ("--short", True), ("--wargs", "")])
         for bad, msg in ((["--bogus"], "x: unknown argument: --bogus"), (["-h"], ""),
                          (["--runs"], "x: --runs wants a value"),
                          (["--runs", ""], "x: --runs wants a value")):
             with self.assertRaises(cli.Usage) as e:
-                c.parse(bad, "x", valued, flags)
+                cli.pairs(bad, "x", valued, flags)
             self.assertEqual(str(e.exception), msg)
 
     def test_lines(self):
