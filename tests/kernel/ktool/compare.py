@@ -6,7 +6,7 @@ numbers, and the Markdown report of such a JSON (bench/run, bench/kernel/notes.p
 
 Usage: compare [--runs N] [--short] [--workloads LIST] [--json FILE] [--chart FILE]
                [--no-switch] [--park-sweep LIST] [--sweep-chart FILE] [--baseline-off]
-               | --render FILE
+               [--work DIR] | --render FILE
   --runs N         boots per workload and kernel (default 3); the table shows medians
   --short          the quick version ctest runs: a 384 MiB disk read once, a 30 s
                    checker (default: a 768 MiB disk read twice by 4 pinned threads,
@@ -36,10 +36,17 @@ Usage: compare [--runs N] [--short] [--workloads LIST] [--json FILE] [--chart FI
                    patched kernel with luf.reclaim=0 (nothing deferred; the report
                    says so). ctest's short form, which judges no ratio: a cold cache
                    then builds one kernel fewer. Recorded comparisons never use it.
+  --work DIR       keep every boot's output in DIR (default: a temporary directory,
+                   removed at the end), and resume there: a boot whose results in DIR
+                   passed is not booted again, so a comparison that was killed (a
+                   session's end, a reboot) goes on where it stopped. DIR must hold
+                   runs of the same comparison (kernels' build keys, series, boot
+                   arguments: DIR/plan.json), else exit 2.
 Kernels: "pristine", "luf" and, with --no-switch, "luf-noswitch".
 Exit: 0 pass, 1 a run failed (kernel report, timeout, workload failure) or the
 checker saw a mismatch on the patched kernel, 2 usage, 77 no kernel tools.
 """
+import contextlib
 import glob
 import json
 import math
@@ -650,6 +657,46 @@ def build_key(img):
     return os.path.basename(os.path.dirname(img))
 
 
+def work_dir(path):
+    """A context manager for the directory of the boots' output: @path, created if
+    missing and kept, or (None) a temporary directory removed at the end."""
+    if path is None:
+        return tempfile.TemporaryDirectory(prefix="luf-compare.")
+    os.makedirs(path, exist_ok=True)
+    return contextlib.nullcontext(path)
+
+
+def resume(work, plan_):
+    """Write @plan_ (the kernels' build keys, the series, every boot's stem and
+    arguments) to @work/plan.json, or check it against the one there: another
+    comparison's runs must not be mixed into this one (exit 2)."""
+    path = os.path.join(work, "plan.json")
+    try:
+        with open(path) as f:
+            old = json.load(f)
+    except FileNotFoundError:
+        old = None
+    except ValueError:
+        invalid("compare: %s is not a plan compare wrote" % path)
+    if old is not None and old != plan_:
+        diff = sorted(k for k in plan_ if old.get(k) != plan_[k])
+        invalid("compare: %s holds the runs of another comparison (its %s differ): remove it "
+                "or use another --work" % (work, ", ".join(diff) or "keys"))
+    with open(path, "w") as f:
+        json.dump(plan_, f, indent=1)
+        f.write("\n")
+
+
+def passed(work, w, k, r):
+    """Whether @work holds the results of a boot of workload @w on kernel @k, run
+    @r, that passed (resume(): it is not booted again)."""
+    try:
+        with open(os.path.join(work, "%s.%s.%d.json" % (w, k, r))) as f:
+            return json.load(f).get("status") == "pass"
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
 def boot(work, w, k, r, runs, img, args):
     """Boot @img on workload @w with @args into @work/W.K.R.{txt,err,json}: 1 if the
     boot failed and is not excused, else 0."""
@@ -672,9 +719,9 @@ def boot(work, w, k, r, runs, img, args):
 
 
 def main(argv):
-    o = dict(cli.pairs(argv, "compare", ("--runs", "--workloads", "--json", "--chart", "--park-sweep",
-                                     "--sweep-chart", "--render"),
-                   ("--short", "--no-switch", "--baseline-off")))
+    o = dict(cli.pairs(argv, "compare", ("--runs", "--workloads", "--json", "--chart",
+                                         "--park-sweep", "--sweep-chart", "--render", "--work"),
+                       ("--short", "--no-switch", "--baseline-off")))
     runs = runs_arg("compare", o.get("--runs", "3"))
     workloads = words(o.get("--workloads", "reclaim,mixed,checker"))
     for w in workloads:
@@ -690,17 +737,26 @@ def main(argv):
         print("compare: SKIP: no linux-source-6.1 or QEMU (scripts/deps.sh kernel)")
         return 77
     short, baseoff = "--short" in o, "--baseline-off" in o
-    with tempfile.TemporaryDirectory(prefix="luf-compare.") as work:
+    with work_dir(o.get("--work")) as work:
         patched = kernels.build("luf")
         if baseoff:
             pristine, base_key = patched, "none (--baseline-off)"
         else:
             pristine = kernels.build("pristine")
             base_key = build_key(pristine)
-        fail = 0
-        for w, k, r in plan(workloads, runs, "--no-switch" in o, sweep):
-            fail |= boot(work, w, k, r, runs, pristine if k == "pristine" else patched,
-                         boot_args(w, k, short, baseoff))
+        boots = [(w, k, r, boot_args(w, k, short, baseoff))
+                 for w, k, r in plan(workloads, runs, "--no-switch" in o, sweep)]
+        keys = {"series": kernels.series_hash(os.path.dirname(cli.SERIES)),
+                "build_key_pristine": base_key, "build_key_luf": build_key(patched)}
+        resume(work, dict(keys, boots=[["%s.%s.%d" % b[:3]] + b[3] for b in boots]))
+        fail, kept = 0, 0
+        for w, k, r, args in boots:
+            if passed(work, w, k, r):
+                kept += 1
+                cli.say("compare", "%s on %s, run %d of %d: passed in an earlier try, kept"
+                        % (w, k, r, runs))
+                continue
+            fail |= boot(work, w, k, r, runs, pristine if k == "pristine" else patched, args)
         try:
             version = "\n".join(l[8:] for l in read(os.path.join(os.path.dirname(patched), "info"))
                                 .splitlines() if l.startswith("version "))
@@ -709,10 +765,10 @@ def main(argv):
         path = o.get("--json") or os.path.join(work, "compare.json")
         # Where the numbers come from: this tree, the series, both kernels' build
         # keys, QEMU.
-        prov = {"tree": kernels.tree_rev(),
-                "series": kernels.series_hash(os.path.dirname(cli.SERIES)),
-                "build_key_pristine": base_key, "build_key_luf": build_key(patched),
-                "qemu": qemu_version(), "invocation": "tests/kernel/compare " + " ".join(argv)}
+        prov = dict(keys, tree=kernels.tree_rev(), qemu=qemu_version(),
+                    invocation="tests/kernel/compare " + " ".join(argv))
+        if kept:
+            prov["kept_runs"] = kept  # booted by an earlier try, in --work
         fail |= collect(work, runs, short, path, version, prov)
         sys.stdout.write(render(load(path)))
         return charts(path, chart, schart) or fail

@@ -7,6 +7,7 @@ import json
 import os
 import tempfile
 import unittest
+import unittest.mock
 
 from . import cli, compare as c
 
@@ -179,6 +180,63 @@ class Report(unittest.TestCase):
         self.assertEqual(text[-1], "Checker mismatches: 0 on the patched kernels, 2 in all.")
         self.assertEqual(c.chart_data(SMALL), "reclaim 1000 25.5 0\nchecker 50 5 0\n")
 
+
+class Resume(unittest.TestCase):
+    """--work DIR: boots that passed there are kept; another comparison's DIR is refused."""
+
+    def test_plan_file(self):
+        with tempfile.TemporaryDirectory() as d:
+            p = {"series": "s", "build_key_luf": "k", "boots": [["reclaim.luf.1", "--x"]]}
+            c.resume(d, p)
+            c.resume(d, dict(p))  # the same comparison again
+            with contextlib.redirect_stderr(io.StringIO()) as err, \
+                    self.assertRaises(SystemExit) as e:
+                c.resume(d, dict(p, build_key_luf="k2"))
+            self.assertEqual(e.exception.code, 2)
+            self.assertIn("(its build_key_luf differ)", err.getvalue())
+            with open(os.path.join(d, "plan.json"), "w") as f:
+                f.write("{")
+            self.assertEqual(exit_status(c.resume, d, p), 2)
+
+    def test_passed(self):
+        with tempfile.TemporaryDirectory() as d:
+            for r, text in ((1, '{"status": "pass"}'), (2, '{"status": "fail"}'), (3, "{"),
+                            (4, "[]")):
+                with open(os.path.join(d, "reclaim.luf.%d.json" % r), "w") as f:
+                    f.write(text)
+            self.assertEqual([c.passed(d, "reclaim", "luf", r) for r in range(1, 6)],
+                             [True, False, False, False, False])
+
+    def test_main_keeps_passed_boots(self):
+        booted = []
+
+        def boot(work, w, k, r, runs, img, args):
+            booted.append("%s.%s.%d" % (w, k, r))
+            with open(os.path.join(work, "%s.%s.%d.json" % (w, k, r)), "w") as f:
+                f.write('{"status": "pass"}' if (w, k, r) != ("reclaim", "luf", 2) else "{}")
+            return 0
+
+        patches = [unittest.mock.patch.object(c, name, value) for name, value in (
+            ("boot", boot), ("qemu_version", lambda: "Q"), ("collect", lambda *a: 0),
+            ("render", lambda d: ""), ("load", lambda p: {}), ("charts", lambda *a: 0))]
+        patches += [unittest.mock.patch.object(c.kernels, "build",
+                                               lambda k: "/c/%s-key/bzImage" % k),
+                    unittest.mock.patch.object(c.kernels, "tree_rev", lambda: "t"),
+                    unittest.mock.patch.object(c.os, "access", lambda p, m: True),
+                    unittest.mock.patch.object(c.shutil, "which", lambda p: p)]
+        with tempfile.TemporaryDirectory() as d, contextlib.ExitStack() as stack:
+            for p in patches:
+                stack.enter_context(p)
+            stack.enter_context(contextlib.redirect_stderr(io.StringIO()))
+            args = ["--runs", "2", "--workloads", "reclaim", "--work", d]
+            self.assertEqual(c.main(args), 0)
+            self.assertEqual(booted, ["reclaim.pristine.1", "reclaim.luf.1", "reclaim.pristine.2",
+                                      "reclaim.luf.2"])
+            del booted[:]
+            self.assertEqual(c.main(args), 0)
+            self.assertEqual(booted, ["reclaim.luf.2"])  # its results did not pass
+            self.assertEqual(exit_status(c.main, ["--runs", "3"] + args[2:]), 2)
+            self.assertEqual(booted, ["reclaim.luf.2"])
 
 if __name__ == "__main__":
     unittest.main()
