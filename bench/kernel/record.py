@@ -17,7 +17,10 @@ Usage: record.py [--only LIST] [--work DIR] [--dry-run]
                that order); the docs are written only after all four
   --work DIR   where the boots' output stays (default
                ${XDG_CACHE_HOME:-~/.cache}/luf/record); SERIES is the series'
-               hash, so a changed series starts afresh
+               hash, so a changed series starts afresh. The same series with
+               other kernels (a config or compiler change), or other guest
+               programs, is refused (compare exits 2 and says what differs):
+               remove DIR/SERIES, or DIR/SERIES/NAME, to start that afresh
   --dry-run    print the commands, run nothing
 Exit: 0 recorded and the docs up to date, 1 a comparison or the check failed,
 2 usage.

@@ -320,10 +320,17 @@ MM_STALE = (
     ("FABRICS_DEFERS", "export"),  # the host's namespace, the target's disk written
     ("SYSFS_IGNORED", "shared"),  # queue/luf_defer set to 0, an image attached twice
 )
-# Mutants a workload of their own catches (mm_caught()): the parked memory an
-# allocation needs (OOM), a memory block that cannot go offline, a park past its bound.
-MM_WORKLOAD = (("ALLOC_NO_DRAIN", "oom", ()), ("OFFLINE_NO_DRAIN", "offline", ()),
-               ("PARK_UNBOUNDED", "pageout", ("--wargs", "--park 64")))
+# Mutants a workload of their own catches (mm_caught()).
+MM_WORKLOAD = (
+    # An allocator that never drains the park: the allocation that needs the parked
+    # memory ends in the OOM killer (SIGKILL).
+    ("ALLOC_NO_DRAIN", "oom", ()),
+    # Offlining that never reaches luf_drain(): the block holding parked folios must
+    # not go offline (the workload gives up at its 10 s limit, EINTR).
+    ("OFFLINE_NO_DRAIN", "offline", ()),
+    # Reclaim that parks past vm.luf_park_pages: one pass of MADV_PAGEOUT (512
+    # folios) must leave more than a 64-page bound parked.
+    ("PARK_UNBOUNDED", "pageout", ("--wargs", "--park 64")))
 # Mutants KUnit catches: the case that must fail.
 MM_KUNIT = (("DEFER_FLUSH_PENDING", "luf_test_flush_pending_not_deferred"),
             ("NESTED_DEFER", "luf_test_nested_pass"), ("NO_DEFER_BUMP", "luf_test_lazy_cpu"),

@@ -47,6 +47,7 @@ Exit: 0 pass, 1 a run failed (kernel report, timeout, workload failure) or the
 checker saw a mismatch on the patched kernel, 2 usage, 77 no kernel tools.
 """
 import contextlib
+import fcntl
 import glob
 import json
 import math
@@ -447,6 +448,11 @@ def render(d):
         p("Recorded from tree %s, series %s, build keys %s (pristine) and %s (luf), %s; "
           "`%s`." % (prov.get("tree"), prov.get("series"), prov.get("build_key_pristine"),
                      prov.get("build_key_luf"), prov.get("qemu"), prov.get("invocation")))
+        if prov.get("kept_runs"):
+            p("")
+            p("%d of these boots ran in an earlier try of the same comparison "
+              "(`--work`, the same kernels, series and guest programs), whole runs of "
+              "every kernel." % prov["kept_runs"])
         if str(prov.get("build_key_pristine", "")).startswith("none"):
             p("")
             p("**No pristine kernel here**: every row and target named *pristine* is the "
@@ -657,44 +663,72 @@ def build_key(img):
     return os.path.basename(os.path.dirname(img))
 
 
+@contextlib.contextmanager
 def work_dir(path):
-    """A context manager for the directory of the boots' output: @path, created if
-    missing and kept, or (None) a temporary directory removed at the end."""
+    """The directory of the boots' output, as a context manager: @path, created if
+    missing, kept, and locked (flock on @path/lock) while in use, so that two
+    compares never boot into one; or (@path None) a temporary directory removed at
+    the end."""
     if path is None:
-        return tempfile.TemporaryDirectory(prefix="luf-compare.")
+        with tempfile.TemporaryDirectory(prefix="luf-compare.") as work:
+            yield work
+        return
     os.makedirs(path, exist_ok=True)
-    return contextlib.nullcontext(path)
+    with open(os.path.join(path, "lock"), "w") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            invalid("compare: another compare is using %s" % path)
+        yield path
 
 
 def resume(work, plan_):
-    """Write @plan_ (the kernels' build keys, the series, every boot's stem and
-    arguments) to @work/plan.json, or check it against the one there: another
-    comparison's runs must not be mixed into this one (exit 2)."""
+    """Write @plan_ (what the boots ran: the kernels' build keys, the series, the
+    kernel side's hash, QEMU, every boot's stem and arguments) to @work/plan.json,
+    or check it against the one there: another comparison's runs must not be mixed
+    into this one (exit 2). A directory with results but no plan is refused too."""
     path = os.path.join(work, "plan.json")
     try:
         with open(path) as f:
             old = json.load(f)
     except FileNotFoundError:
         old = None
+        if glob.glob(os.path.join(glob.escape(work), "*.*.*.json")):
+            invalid("compare: %s holds results but no plan.json: not a --work directory "
+                    "of compare's" % work)
     except ValueError:
         invalid("compare: %s is not a plan compare wrote" % path)
     if old is not None and old != plan_:
-        diff = sorted(k for k in plan_ if old.get(k) != plan_[k])
+        diff = sorted(k for k in plan_ if not isinstance(old, dict) or old.get(k) != plan_[k])
         invalid("compare: %s holds the runs of another comparison (its %s differ): remove it "
                 "or use another --work" % (work, ", ".join(diff) or "keys"))
-    with open(path, "w") as f:
+    with open(path + ".new", "w") as f:
         json.dump(plan_, f, indent=1)
         f.write("\n")
+    os.replace(path + ".new", path)
 
 
-def passed(work, w, k, r):
-    """Whether @work holds the results of a boot of workload @w on kernel @k, run
-    @r, that passed (resume(): it is not booted again)."""
+def done(work, w, k, r):
+    """Whether @work holds a finished boot of workload @w on kernel @k, run @r:
+    results that passed, or a failure excused() (boot() leaves W.K.R.excused)."""
+    stem = os.path.join(work, "%s.%s.%d" % (w, k, r))
+    if os.path.exists(stem + ".excused"):
+        return True
     try:
-        with open(os.path.join(work, "%s.%s.%d.json" % (w, k, r))) as f:
+        with open(stem + ".json") as f:
             return json.load(f).get("status") == "pass"
     except (OSError, ValueError, AttributeError):
         return False
+
+
+def kept(work, boots):
+    """The (workload, run) pairs of @boots (the plan's (w, k, r, args)) whose boots
+    on every kernel are done(): those are not booted again. A run is kept whole or
+    not at all, so that each run's kernels stay interleaved in time."""
+    runs = {}
+    for w, k, r, _ in boots:
+        runs.setdefault((w, r), []).append(done(work, w, k, r))
+    return {wr for wr, ok in runs.items() if all(ok)}
 
 
 def boot(work, w, k, r, runs, img, args):
@@ -702,6 +736,8 @@ def boot(work, w, k, r, runs, img, args):
     boot failed and is not excused, else 0."""
     stem = os.path.join(work, "%s.%s.%d" % (w, k, r))
     cli.say("compare", "%s on %s, run %d of %d" % (w, k, r, runs))
+    if os.path.exists(stem + ".excused"):
+        os.remove(stem + ".excused")
     with open(stem + ".txt", "w") as out, open(stem + ".err", "w") as err:
         rc = cli.run([os.path.join(cli.KDIR, "boot"), "--kernel", img, "--workload", w] + args +
                      ["--json", stem + ".json"], stdout=out, stderr=err).returncode
@@ -712,6 +748,9 @@ def boot(work, w, k, r, runs, img, args):
         picked = [l for l in lines(txt) if re.match("(status|fail_reason)=", l)]
         sys.stderr.write("".join(l + "\n" for l in picked + tail))
         fail = 0 if excused(w, k, txt) else 1
+        if not fail:
+            with open(stem + ".excused", "w") as f:
+                f.write("excused: a pristine checker mismatch\n")
     if not os.path.exists(stem + ".json") or not os.path.getsize(stem + ".json"):
         with open(stem + ".json", "w") as f:
             f.write('{"status": "fail", "fail_reason": "no results"}\n')
@@ -747,13 +786,20 @@ def main(argv):
         boots = [(w, k, r, boot_args(w, k, short, baseoff))
                  for w, k, r in plan(workloads, runs, "--no-switch" in o, sweep)]
         keys = {"series": kernels.series_hash(os.path.dirname(cli.SERIES)),
-                "build_key_pristine": base_key, "build_key_luf": build_key(patched)}
-        resume(work, dict(keys, boots=[["%s.%s.%d" % b[:3]] + b[3] for b in boots]))
-        fail, kept = 0, 0
+                "build_key_pristine": base_key, "build_key_luf": build_key(patched),
+                "qemu": qemu_version()}
+        if "--work" in o:
+            side = kernels.kernel_side_hash()
+            if side is None:
+                invalid("compare: --work needs lib/kernel and tests/kernel committed (a "
+                        "resumed comparison must run what the first try ran)")
+            resume(work, dict(keys, kernel_side=side,
+                              boots=[["%s.%s.%d" % b[:3]] + b[3] for b in boots]))
+        keep = kept(work, boots) if "--work" in o else set()
+        fail = 0
         for w, k, r, args in boots:
-            if passed(work, w, k, r):
-                kept += 1
-                cli.say("compare", "%s on %s, run %d of %d: passed in an earlier try, kept"
+            if (w, r) in keep:
+                cli.say("compare", "%s on %s, run %d of %d: done in an earlier try, kept"
                         % (w, k, r, runs))
                 continue
             fail |= boot(work, w, k, r, runs, pristine if k == "pristine" else patched, args)
@@ -765,10 +811,13 @@ def main(argv):
         path = o.get("--json") or os.path.join(work, "compare.json")
         # Where the numbers come from: this tree, the series, both kernels' build
         # keys, QEMU.
-        prov = dict(keys, tree=kernels.tree_rev(), qemu=qemu_version(),
-                    invocation="tests/kernel/compare " + " ".join(argv))
-        if kept:
-            prov["kept_runs"] = kept  # booted by an earlier try, in --work
+        # --work and its path are not part of the comparison.
+        inv = [a for i, a in enumerate(argv) if a != "--work" and (i == 0 or argv[i - 1] !=
+                                                                   "--work")]
+        prov = dict(keys, tree=kernels.tree_rev(), invocation="tests/kernel/compare " +
+                    " ".join(inv))
+        if keep:
+            prov["kept_runs"] = sum((b[0], b[2]) in keep for b in boots)
         fail |= collect(work, runs, short, path, version, prov)
         sys.stdout.write(render(load(path)))
         return charts(path, chart, schart) or fail

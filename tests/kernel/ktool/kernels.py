@@ -80,6 +80,20 @@ def series_hash(sdir):
     return h.hexdigest()[:16]
 
 
+def kernel_side_hash():
+    """The hash (16 hex digits) of what a kernel comparison's boots run besides the
+    kernels: lib/kernel and tests/kernel (the guest programs, boot, the verdict) as
+    committed, but the recorded runs and Markdown; None if the working tree differs
+    from the commit there (tree_rev() says "with local changes")."""
+    if tree_rev().endswith(" (with local changes)"):
+        return None
+    out = cli.output(["git", "-C", cli.REPO, "ls-tree", "-r", "HEAD", "lib/kernel",
+                      "tests/kernel"])
+    keep = [l for l in out.splitlines() if not l.endswith(".md") and
+            "\ttests/kernel/runs/" not in l]
+    return hashlib.sha256("\n".join(keep).encode()).hexdigest()[:16]
+
+
 def tree_rev():
     """This tree's commit, with " (with local changes)" if lib/kernel or
     tests/kernel (but the recorded runs in tests/kernel/runs and Markdown)

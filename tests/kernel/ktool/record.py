@@ -63,8 +63,8 @@ def rev_series(rev, sdir):
 
 def main(argv):
     opts = cli.pairs(argv, "record", ("--kind", "--series-rev", "--workload", "--runs",
-                                          "--wargs", "--append", "--keys", "--out"),
-                         maybe_empty=("--wargs", "--append"))
+                                      "--wargs", "--append", "--keys", "--out"),
+                     maybe_empty=("--wargs", "--append"))
     o = dict(opts)
     kind, rev, workload = o.get("--kind"), o.get("--series-rev"), o.get("--workload")
     bargs = [x for kv in opts if kv[0] in ("--wargs", "--append") for x in kv]

@@ -182,7 +182,8 @@ class Report(unittest.TestCase):
 
 
 class Resume(unittest.TestCase):
-    """--work DIR: boots that passed there are kept; another comparison's DIR is refused."""
+    """--work DIR: whole runs done there are kept; another comparison's DIR, or one
+    in use, is refused."""
 
     def test_plan_file(self):
         with tempfile.TemporaryDirectory() as d:
@@ -197,18 +198,39 @@ class Resume(unittest.TestCase):
             with open(os.path.join(d, "plan.json"), "w") as f:
                 f.write("{")
             self.assertEqual(exit_status(c.resume, d, p), 2)
+            os.remove(os.path.join(d, "plan.json"))
+            with open(os.path.join(d, "reclaim.luf.1.json"), "w") as f:
+                f.write('{"status": "pass"}')
+            self.assertEqual(exit_status(c.resume, d, p), 2)  # results, no plan
 
-    def test_passed(self):
+    def test_done_and_kept(self):
         with tempfile.TemporaryDirectory() as d:
-            for r, text in ((1, '{"status": "pass"}'), (2, '{"status": "fail"}'), (3, "{"),
-                            (4, "[]")):
-                with open(os.path.join(d, "reclaim.luf.%d.json" % r), "w") as f:
+            for stem, text in (("reclaim.luf.1.json", '{"status": "pass"}'),
+                               ("reclaim.pristine.1.json", '{"status": "pass"}'),
+                               ("reclaim.luf.2.json", '{"status": "pass"}'),
+                               ("reclaim.pristine.2.json", '{"status": "fail"}'),
+                               ("checker.pristine.1.json", '{"status": "fail"}'),
+                               ("checker.pristine.1.excused", ""),
+                               ("checker.luf.1.json", "{"), ("mixed.luf.1.json", "[]")):
+                with open(os.path.join(d, stem), "w") as f:
                     f.write(text)
-            self.assertEqual([c.passed(d, "reclaim", "luf", r) for r in range(1, 6)],
-                             [True, False, False, False, False])
+            self.assertEqual([c.done(d, *b) for b in (
+                ("reclaim", "luf", 1), ("reclaim", "pristine", 2), ("checker", "pristine", 1),
+                ("checker", "luf", 1), ("mixed", "luf", 1), ("mixed", "luf", 2))],
+                [True, False, True, False, False, False])
+            boots = [(w, k, r, []) for w in ("reclaim", "checker") for r in (1, 2)
+                     for k in ("pristine", "luf")]
+            self.assertEqual(c.kept(d, boots), {("reclaim", 1)})
 
-    def test_main_keeps_passed_boots(self):
-        booted = []
+    def test_one_user(self):
+        with tempfile.TemporaryDirectory() as d:
+            with c.work_dir(d):
+                self.assertEqual(exit_status(lambda: c.work_dir(d).__enter__()), 2)
+            with c.work_dir(d) as w:
+                self.assertEqual(w, d)
+
+    def test_main_keeps_whole_runs(self):
+        booted, provs = [], []
 
         def boot(work, w, k, r, runs, img, args):
             booted.append("%s.%s.%d" % (w, k, r))
@@ -216,12 +238,17 @@ class Resume(unittest.TestCase):
                 f.write('{"status": "pass"}' if (w, k, r) != ("reclaim", "luf", 2) else "{}")
             return 0
 
+        def collect(work, runs, short, path, version, prov):
+            provs.append(prov)
+            return 0
+
         patches = [unittest.mock.patch.object(c, name, value) for name, value in (
-            ("boot", boot), ("qemu_version", lambda: "Q"), ("collect", lambda *a: 0),
+            ("boot", boot), ("qemu_version", lambda: "Q"), ("collect", collect),
             ("render", lambda d: ""), ("load", lambda p: {}), ("charts", lambda *a: 0))]
         patches += [unittest.mock.patch.object(c.kernels, "build",
                                                lambda k: "/c/%s-key/bzImage" % k),
                     unittest.mock.patch.object(c.kernels, "tree_rev", lambda: "t"),
+                    unittest.mock.patch.object(c.kernels, "kernel_side_hash", lambda: "h"),
                     unittest.mock.patch.object(c.os, "access", lambda p, m: True),
                     unittest.mock.patch.object(c.shutil, "which", lambda p: p)]
         with tempfile.TemporaryDirectory() as d, contextlib.ExitStack() as stack:
@@ -232,11 +259,24 @@ class Resume(unittest.TestCase):
             self.assertEqual(c.main(args), 0)
             self.assertEqual(booted, ["reclaim.pristine.1", "reclaim.luf.1", "reclaim.pristine.2",
                                       "reclaim.luf.2"])
+            self.assertNotIn("kept_runs", provs[0])
+            self.assertEqual(provs[0]["invocation"],
+                             "tests/kernel/compare --runs 2 --workloads reclaim")
             del booted[:]
             self.assertEqual(c.main(args), 0)
-            self.assertEqual(booted, ["reclaim.luf.2"])  # its results did not pass
+            # luf's run 2 did not pass: run 2 boots again on both kernels.
+            self.assertEqual(booted, ["reclaim.pristine.2", "reclaim.luf.2"])
+            self.assertEqual(provs[1]["kept_runs"], 2)
             self.assertEqual(exit_status(c.main, ["--runs", "3"] + args[2:]), 2)
-            self.assertEqual(booted, ["reclaim.luf.2"])
+            self.assertEqual(len(booted), 2)
+            stack.enter_context(unittest.mock.patch.object(c.kernels, "kernel_side_hash",
+                                                           lambda: None))
+            with tempfile.TemporaryDirectory() as d2:  # local changes, a new directory
+                self.assertEqual(exit_status(c.main, args[:-1] + [d2]), 2)
+            self.assertEqual(len(booted), 2)
+            del booted[:]
+            self.assertEqual(c.main(args[:-2]), 0)  # no --work: a scratch directory
+            self.assertEqual(len(booted), 4)
 
 if __name__ == "__main__":
     unittest.main()
