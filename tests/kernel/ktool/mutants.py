@@ -12,7 +12,7 @@ import subprocess
 import sys
 import tempfile
 
-from .selftest import find_kunit_py
+from . import ktap
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SERIES_DIR = os.path.join(HERE, "..", "..", "..", "lib", "kernel", "patches")
@@ -67,7 +67,7 @@ def main():
         shutil.copytree(os.path.join(HERE, "..", "fixtures"), os.path.join(kdir, "fixtures"))
         shutil.copytree(SERIES_DIR, os.path.join(scratch, "lib", "kernel", "patches"))
         # One kunit.py for every run (unpacking it from the tarball takes a while).
-        kunit_py = find_kunit_py(scratch)
+        kunit_py = ktap.find_or_unpack(scratch)
         rc, failed = selftest(kdir, kunit_py)
         if rc == 77:
             print("ktool.mutants: SKIP: ktool.selftest skips here (no kunit.py)")
