@@ -136,6 +136,15 @@
  * reader on the old frame. (With luf, a disk that has partitions defers
  * nothing: the part writer opens no window.)
  *
+ * The punch and truncate writers write a file (--dev on a file system,
+ * e.g. /mnt/data of an ext4 mount): punch makes P a hole
+ * (fallocate(FALLOC_FL_PUNCH_HOLE)), whose version 2 reads as zeros;
+ * truncate cuts the file in the middle of P and extends it back to its
+ * size (ftruncate() twice), so that P's second half reads as zeros:
+ * its reader and witness look at P's last word (version 2: zero), and
+ * the witness counts a read past the end in between as no version. The
+ * pwrite, map and dio writers work on a file too; the others need disks.
+ *
  * The second process is forked before any window opens: a fork() in the
  * process that holds the stale translation flushes its mm (dup_mmap()) and
  * would close the window. Keep other tasks off the reader's CPU
@@ -143,7 +152,8 @@
  *
  * Usage: coherence [--dev /dev/vda] [--rounds N]
  *                  [--writers pwrite,map,dio,mount,release,flight,aio,zeroes,passthru,
- *                  mpath,loop,dm,target,export,shared,part] [--span PAGES] [--fs-dev /dev/vdb]
+ *                  mpath,loop,dm,target,export,shared,part,punch,truncate] [--span PAGES]
+ *                  [--fs-dev /dev/vdb]
  *                  [--flight-dev /dev/vdc] [--nvme-dev DEV] [--mpath-dev DEV]
  *                  [--zeroes-dev DEV] [--loop-dev /dev/loop0] [--target-dev /dev/vdd]
  *                  [--shared-dev /dev/vde] [--shared-alias /dev/vdf]
@@ -168,6 +178,7 @@
 #include <linux/dm-ioctl.h>
 #include <linux/fiemap.h>
 #include <linux/blkpg.h>
+#include <linux/falloc.h>
 #include <linux/fs.h>
 #include <linux/loop.h>
 #include <linux/nvme_ioctl.h>
@@ -195,11 +206,13 @@ enum writer {
 	W_EXPORT,
 	W_SHARED,
 	W_PART,
+	W_PUNCH,
+	W_TRUNCATE,
 	W_NR
 };
 static const char *const writer_name[W_NR] = {
-    "pwrite",	"map",	 "dio",	 "mount", "release", "flight", "aio",	 "zeroes",
-    "passthru", "mpath", "loop", "dm",	  "target",  "export", "shared", "part"};
+    "pwrite", "map",  "dio", "mount",  "release", "flight", "aio",  "zeroes", "passthru",
+    "mpath",  "loop", "dm",  "target", "export",  "shared", "part", "punch",  "truncate"};
 
 /* Writers that write around the page cache before the witness starts. */
 static int around(int k)
@@ -207,10 +220,31 @@ static int around(int k)
 	return k >= W_ZEROES && k <= W_SHARED;
 }
 
-/* The slot of --dev a writer's pages lie in: pwrite, map, dio, then part. */
+/* Writers of --dev's pages: pwrite, map, dio, part, punch, truncate. */
+static int on_dev(int k)
+{
+	return k <= W_DIO || k >= W_PART;
+}
+
+/* The slot of --dev a writer's pages lie in: pwrite, map, dio, then the others. */
 static int vda_slot(int k)
 {
-	return k == W_PART ? W_DIO + 1 : k;
+	return k >= W_PART ? W_DIO + 1 + k - W_PART : k;
+}
+
+/* Writers whose version 2 is a page of zeros (the truncate writer: its tail). */
+static int zeroes_writer(int k)
+{
+	return k == W_ZEROES || k == W_PUNCH || k == W_TRUNCATE;
+}
+
+/*
+ * The word of P the reader and the witness look at: the truncate writer
+ * zeroes the second half of P only, so its last word.
+ */
+static unsigned int watched_word(int k)
+{
+	return k == W_TRUNCATE ? WORDS_PER_PAGE - 1 : 0;
 }
 
 /* Writers whose new version is on the disk before step 3 (the reclaim). */
@@ -264,6 +298,7 @@ static int loop_fd = -1, loop_file_fd = -1;
 #define DM_NAME "coherence"
 static int dm_fd = -1;
 static long rounds = 3, span = 4096;
+static uint64_t file_size; /* --dev's size (the truncate writer extends it back) */
 static int reader_cpu, witness_cpu;
 
 static _Atomic unsigned int seen; /* newest version the witness has read */
@@ -271,8 +306,9 @@ static atomic_int stop_reader, stop_witness, reader_ready, witness_go, reader_pa
 
 struct reader {
 	const volatile uint64_t *page;
-	int sb;	    /* the page is a superblock's (the mount writer) */
-	int zeroes; /* a page of zeros is version 2 (the zeroes writer) */
+	int sb;		   /* the page is a superblock's (the mount writer) */
+	int zeroes;	   /* zeros are version 2 (zeroes_writer()) */
+	unsigned int word; /* the word of P looked at (watched_word()) */
 	uint64_t pgidx;
 	pid_t tid;
 	unsigned long stale, wrong;
@@ -301,10 +337,10 @@ static void *reader_main(void *arg)
 			ok = (b[SB_MAGIC] | b[SB_MAGIC + 1] << 8) == EXT2_MAGIC;
 			v = b[SB_MNT_COUNT] | b[SB_MNT_COUNT + 1] << 8;
 		} else {
-			uint64_t w = r->page[0];
+			uint64_t w = r->page[r->word];
 
 			ok = SIG_MAGIC_OF(w) == SIG_MAGIC && SIG_PAGE_OF(w) == r->pgidx &&
-			     SIG_WORD_OF(w) == 0;
+			     SIG_WORD_OF(w) == r->word;
 			v = SIG_VERSION_OF(w);
 			if (r->zeroes && !w) {
 				ok = 1;
@@ -325,6 +361,7 @@ static void *reader_main(void *arg)
 struct witness {
 	uint64_t pgidx;
 	int sb, zeroes;
+	unsigned int word;
 	int fd; /* the disk's page cache (not the mount writer's) */
 	unsigned long reads;
 };
@@ -356,13 +393,20 @@ static void *witness_main(void *arg)
 		if (wt->sb) {
 			v = sb_mnt_count();
 		} else {
-			if (pread(wt->fd, &w, sizeof(w), (off_t)(wt->pgidx * PAGE_SIZE)) !=
-			    sizeof(w))
+			ssize_t n = pread(wt->fd, &w, sizeof(w),
+					  (off_t)(wt->pgidx * PAGE_SIZE + wt->word * sizeof(w)));
+
+			/* The truncate writer's word is past the end for a moment. */
+			if (n == 0 && wt->word)
+				v = -1;
+			else if (n != sizeof(w))
 				die("witness pread");
-			v = SIG_MAGIC_OF(w) == SIG_MAGIC && SIG_PAGE_OF(w) == wt->pgidx
-				? (long)SIG_VERSION_OF(w)
-			    : wt->zeroes && !w ? 2
-					       : -1;
+			else
+				v = SIG_MAGIC_OF(w) == SIG_MAGIC && SIG_PAGE_OF(w) == wt->pgidx &&
+					    SIG_WORD_OF(w) == wt->word
+					? (long)SIG_VERSION_OF(w)
+				    : wt->zeroes && !w ? 2
+						       : -1;
 		}
 		wt->reads++;
 		if (v > (long)atomic_load(&seen))
@@ -591,6 +635,16 @@ static void do_write(enum writer k, uint64_t pgidx, unsigned int v, uint64_t *bu
 		write_page_sync(shared_alias_fd, buf, pgidx, v, (off_t)(pgidx * PAGE_SIZE),
 				"fdatasync shared alias");
 		break;
+	case W_PUNCH: /* a hole: P reads zeros */
+		if (fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+			      (off_t)(pgidx * PAGE_SIZE), PAGE_SIZE))
+			die("fallocate(FALLOC_FL_PUNCH_HOLE)");
+		break;
+	case W_TRUNCATE: /* the file cut in the middle of P, then extended again */
+		if (ftruncate(fd, (off_t)(pgidx * PAGE_SIZE + PAGE_SIZE / 2)) ||
+		    ftruncate(fd, (off_t)file_size))
+			die("ftruncate");
+		break;
 	case W_PART: /* before step 3 */
 		sig_fill(buf, pgidx, v);
 		pwrite_all(part_fd, buf, PAGE_SIZE, (off_t)(pgidx * PAGE_SIZE - PART_START));
@@ -701,9 +755,10 @@ static void one_round(enum writer k, uint64_t pgidx, uint64_t *buf, struct tally
 		  : k == W_SHARED   ? shared_fd
 		  : k == W_RELEASE  ? rel_fd
 				    : fd;
-	int invalidated = 0, read_old = 0, zeroes = k == W_ZEROES;
-	struct reader r = {.pgidx = pgidx, .sb = sb, .zeroes = zeroes};
-	struct witness wt = {.pgidx = pgidx, .sb = sb, .zeroes = zeroes, .fd = dfd};
+	int invalidated = 0, read_old = 0, zeroes = zeroes_writer(k);
+	struct reader r = {.pgidx = pgidx, .sb = sb, .zeroes = zeroes, .word = watched_word(k)};
+	struct witness wt = {
+	    .pgidx = pgidx, .sb = sb, .zeroes = zeroes, .word = watched_word(k), .fd = dfd};
 	pthread_t rt, wtt;
 	unsigned char vec = 1;
 	unsigned long flt0;
@@ -1253,11 +1308,11 @@ int main(int argc, char **argv)
 	static const char usage[] =
 	    "usage: coherence [--dev DEV] [--rounds N] "
 	    "[--writers pwrite,map,dio,mount,release,flight,aio,zeroes,passthru,mpath,loop,dm,"
-	    "target,export,shared,part] "
+	    "target,export,shared,part,punch,truncate] "
 	    "[--span PAGES] [--fs-dev DEV] [--flight-dev DEV] [--nvme-dev DEV] [--mpath-dev DEV] "
 	    "[--zeroes-dev DEV] "
 	    "[--loop-dev DEV] [--target-dev DEV] [--shared-dev DEV] [--shared-alias DEV]\n";
-	int want[W_NR];
+	int want[W_NR] = {0};
 	struct tally all = {0};
 	unsigned long npages;
 	uint64_t *buf;
@@ -1281,7 +1336,8 @@ int main(int argc, char **argv)
 	int i, k, status;
 
 	prog = "coherence";
-	for (k = 0; k < W_NR; k++)
+	/* By default every writer of a disk: punch and truncate are asked for. */
+	for (k = 0; k < W_PUNCH; k++)
 		want[k] = 1;
 	parse_opts(argc, argv, opts, sizeof(opts) / sizeof(opts[0]), usage);
 	if (writers) {
@@ -1322,13 +1378,23 @@ int main(int argc, char **argv)
 	dio_fd = open(dev, O_RDWR | O_DIRECT);
 	if (fd < 0 || dio_fd < 0)
 		die(dev);
-	npages = fd_size(fd) / PAGE_SIZE;
+	file_size = fd_size(fd);
+	npages = file_size / PAGE_SIZE;
+	if (want[W_TRUNCATE]) {
+		struct stat st;
+
+		if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+			fprintf(stderr, "%s: the truncate writer needs a regular file (--dev)\n",
+				prog);
+			return 2;
+		}
+	}
 	/*
 	 * The pages of the writer in slot i of --dev start at i * rounds *
 	 * (span + 1): the last slot's.
 	 */
 	for (i = -1, k = 0; k < W_NR; k++)
-		if ((k <= W_DIO || k == W_PART) && want[k])
+		if (on_dev(k) && want[k])
 			i = vda_slot(k);
 	if ((unsigned long)(span + 1) * (unsigned long)(i + 1) * rounds > npages) {
 		fprintf(stderr, "%s: %s too small for %ld rounds of %ld pages\n", prog, dev, rounds,

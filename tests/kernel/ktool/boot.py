@@ -86,8 +86,14 @@ from . import cli, ktap, verdict
 
 GUEST = os.path.join(cli.KDIR, "guest")
 WORKLOADS = ("none", "reclaim", "mixed", "checker", "coherence", "offline", "idle", "pageout",
-             "oom", "hotpath", "kunit")
-MICROVM = ("none", "kunit", "reclaim", "mixed", "checker", "hotpath")
+             "oom", "hotpath", "kunit", "reclaim-ext4", "checker-ext4", "coherence-ext4")
+MICROVM = ("none", "kunit", "reclaim", "mixed", "checker", "hotpath", "reclaim-ext4",
+           "checker-ext4")
+# WORKLOAD-ext4: WORKLOAD over the file /mnt/data of an ext4 file system (journal on,
+# data=ordered) that fills the disk, made on the host by mkfs.ext4 -d (ext4_image()).
+FS_SUFFIX = "-ext4"
+# The coherence writers that write a file (the others need a disk of their own).
+FILE_WRITERS = "pwrite,map,dio,punch,truncate"
 # option: (attribute, its default; None for a flag)
 OPTIONS = {"--kernel": ("kernel", ""), "--workload": ("workload", "none"),
            "--kunit": ("kunit", None), "--disk-mb": ("disk_mb", "768"),
@@ -158,6 +164,9 @@ def options(argv):
         raise cli.Usage("boot: unknown workload '%s' (%s)" % (o.workload, " ".join(WORKLOADS)))
     if o.workload == "kunit":
         o.workload, o.kunit = "none", True
+    # o.base: the workload's program; o.fs: the file system it runs over, if any.
+    o.fs = "ext4" if o.workload.endswith(FS_SUFFIX) else ""
+    o.base = o.workload[:-len(FS_SUFFIX)] if o.fs else o.workload
     # pageout holds 1 GiB of the disk's page cache at once.
     if o.workload == "pageout":
         o.mem = o.mem if "mem" in given else "1536M"
@@ -167,7 +176,7 @@ def options(argv):
     if o.timeout is None:
         if o.workload == "none":
             o.timeout = 300
-        elif o.workload == "checker":
+        elif o.base == "checker":
             o.timeout = 3 * o.seconds + 360  # the checker may run to 3 S + 60
         else:
             o.timeout = 600 + o.disk_mb * o.passes * (o.threads or 4) // 4
@@ -228,6 +237,33 @@ def signature_image(cache, gdir, mb):
     return img
 
 
+def ext4_image(cache, gdir, mb):
+    """An ext4 image (cached beside the signature image, whose contents its file
+    /data holds: @mb MiB): journal on, 4 KiB blocks, made by mkfs.ext4 -d (e2fsprogs)
+    with no root; its path. Raises Fail if mkfs.ext4 is missing or fails."""
+    sig = signature_image(cache, gdir, mb)
+    img = sig[:-len(".img")] + "-ext4.img"
+    if os.path.exists(img):
+        return img
+    mkfs = shutil.which("mkfs.ext4") or "/sbin/mkfs.ext4"
+    if not os.access(mkfs, os.X_OK):
+        raise cli.Fail("no mkfs.ext4 (e2fsprogs)")
+    with open(os.path.join(os.path.dirname(sig), "lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not os.path.exists(img):
+            say("making the ext4 image (%d MiB of data)" % mb)
+            with tempfile.TemporaryDirectory(dir=os.path.dirname(sig)) as tmp:
+                os.link(sig, os.path.join(tmp, "data"))
+                # Room for the journal, the inode tables and the extent tree.
+                size = mb + mb // 8 + 80
+                if cli.run([mkfs, "-q", "-F", "-b", "4096", "-m", "0", "-N", "64", "-E",
+                            "root_owner=0:0", "-d", tmp, img + ".tmp", "%dM" % size],
+                           stdout=subprocess.DEVNULL).returncode:
+                    raise cli.Fail("mkfs.ext4 -d failed")
+            os.rename(img + ".tmp", img)
+    return img
+
+
 def plan(o, work, img=None):
     """The boot of the options @o (as options() returns them) in the scratch
     directory @work; @img is the checker's signature image. Returns (the workload's
@@ -242,7 +278,7 @@ def plan(o, work, img=None):
 
     threads, isol = o.threads or 4, "isolcpus=%d" % (o.smp - 1)
     disks, drive, extra, mem = {}, [], [], o.mem
-    if o.workload == "checker":  # snapshot=on keeps the writer's changes out of the image
+    if img:  # snapshot=on keeps the writers' changes out of the image
         drive = ["-drive", "file=%s,format=raw,if=virtio,cache=unsafe,snapshot=on" % img]
     elif o.workload != "none":
         disks[w("disk.img")] = o.disk_mb
@@ -265,8 +301,10 @@ def plan(o, work, img=None):
         "oom": ("/bin/offline --oom 128", isol + " luf.idle_ms=0"),
         # A memory block to offline: a pc-dimm whose blocks stay offline at boot.
         "offline": ("/bin/offline", "memhp_default_state=offline %s luf.idle_ms=0" % isol),
-    }[o.workload]
-    if o.workload == "coherence":
+    }[o.base]
+    if o.fs:
+        cmd += " --dev /mnt/data" + (" --writers " + FILE_WRITERS if o.base == "coherence" else "")
+    if o.base == "coherence":
         # A second disk (/dev/vdb) for the mount writer's file system; a third
         # (/dev/vdc) for the flight writer, its writes throttled to 1 MiB/s so that a
         # direct write stays in flight for a few tenths of a second; a fourth
@@ -412,10 +450,13 @@ reboot -f
 """
 
 
-def init_text(cmd, trace):
+def init_text(cmd, trace, fs=""):
     """The guest's /init running the command line @cmd (none if empty); @trace: with
-    the tracing of --trace around it."""
-    return INIT % {"cmd": cmd, "start": TRACE_START if trace else "",
+    the tracing of --trace around it; @fs: the disk's file system, mounted on /mnt
+    first."""
+    mount = "mkdir -p /mnt && mount -t %s -o data=ordered /dev/vda /mnt || " \
+        "echo \"luf-boot: cannot mount /dev/vda\"" % fs if fs else ""
+    return INIT % {"cmd": cmd, "start": "\n".join(x for x in (mount, TRACE_START if trace else "") if x),
                    "stop": TRACE_STOP if trace else ""}
 
 
@@ -497,12 +538,13 @@ def run_guest(o, cache, work):
     and results channel in @work/console.txt and results.txt (\\r removed), the
     trace in o.trace; (QEMU's exit status, seconds it ran)."""
     gdir = guest_programs(cache)
-    img = signature_image(cache, gdir, o.disk_mb) if o.workload == "checker" else None
+    img = ext4_image(cache, gdir, o.disk_mb) if o.fs else \
+        signature_image(cache, gdir, o.disk_mb) if o.base == "checker" else None
     cmd, argv, disks = plan(o, work, img)
     for path, mb in disks.items():
         with open(path, "wb") as f:
             f.truncate(mb << 20)
-    initramfs(work, gdir, init_text(cmd, o.trace))
+    initramfs(work, gdir, init_text(cmd, o.trace, o.fs))
     say("booting %s/%s (%s-smp %d -m %s, workload %s%s%s, timeout %d s)" % (
         os.path.basename(os.path.dirname(o.kernel)), os.path.basename(o.kernel),
         "" if o.machine == "pc" else o.machine + " ", o.smp, o.mem, o.workload,

@@ -51,7 +51,8 @@ class Boot(unittest.TestCase):
 
     def test_bad_options(self):
         self.assertEqual(self.usage("--workload", "x"), "boot: unknown workload 'x' (none reclaim "
-                         "mixed checker coherence offline idle pageout oom hotpath kunit)")
+                         "mixed checker coherence offline idle pageout oom hotpath kunit "
+                         "reclaim-ext4 checker-ext4 coherence-ext4)")
         self.assertEqual(self.usage("--machine", "q35"),
                          "boot: --machine wants pc or microvm, got 'q35'")
         for n in ("0", "01", "-1", "1.5", "x", ""):
@@ -116,11 +117,20 @@ class Boot(unittest.TestCase):
         self.assertEqual(argv.count("file=/w/shared.img,format=raw,if=virtio,cache=unsafe,"
                                     "file.locking=off"), 2)
         self.assertIn("file=/w/nvme.img,format=raw,if=none,id=nvm,cache=unsafe", argv)
+        cmd, argv, disks = boot.plan(self.opts("--workload", "coherence-ext4"), "/w", "/c/e.img")
+        self.assertEqual(cmd, "/bin/coherence --dev /mnt/data --writers pwrite,map,dio,punch,"
+                         "truncate")
+        self.assertIn("file=/c/e.img,format=raw,if=virtio,cache=unsafe,snapshot=on", argv)
+        cmd, _, disks = boot.plan(self.opts("--workload", "reclaim-ext4"), "/w", "/c/e.img")
+        self.assertEqual((cmd, disks), ("/bin/reclaim --threads 4 --passes 2 --dev /mnt/data", {}))
         cmd, argv, _ = boot.plan(self.opts("--trace", "t.gz", "--workload", "hotpath"), "/w")
         self.assertIn("file,id=luftrace,path=/w/trace.raw", argv)
         self.assertEqual(cmd, "/bin/hotpath")
 
     def test_init(self):
+        self.assertIn("\nmkdir -p /mnt && mount -t ext4 -o data=ordered /dev/vda /mnt || ",
+                      boot.init_text("/bin/reclaim", False, "ext4"))
+        self.assertNotIn("mount -t ext4", boot.init_text("/bin/reclaim", False))
         text = boot.init_text("/bin/offline --idle", False)
         self.assertTrue(text.startswith("#!/bin/busybox sh\n"))
         self.assertTrue(text.endswith("\nreboot -f\n"))

@@ -33,6 +33,9 @@ COHERENCE = "status=pass\nworkload.shared_luf_defer=0\nworkload.shared_unmark_er
             % (w, w, 2 if w in ("pwrite", "map", "dio", "mount") else 0, w)
             for w in ("pwrite", "map", "dio", "mount", "flight", "aio", "shared", "part")) + \
     "workload.flight_tested=3\nworkload.aio_tested=1\nworkload.rounds=24\n"
+EXT4 = "status=pass\n" + "".join("workload.%s_rounds=3\nworkload.%s_windows=1\n"
+                                 "workload.%s_new_seen=3\n" % (w, w, w)
+                                 for w in ("pwrite", "map", "dio", "punch", "truncate"))
 
 
 def edit(text, old, new):
@@ -142,28 +145,39 @@ class Rules(unittest.TestCase):
             return c.fail, booted, [m for m in said if m.startswith("FAIL")]
         no_map = edit(COHERENCE, "workload.map_windows=2", "workload.map_windows=0")
         only_map = "status=pass\nworkload.map_rounds=3\nworkload.map_new_seen=3\n"
-        self.assertEqual(step([(COHERENCE, 0)]), (False, [""], []))
-        self.assertEqual(step([(no_map, 0), (only_map + "workload.map_windows=1\n", 0)]),
-                         (False, ["", "--writers map"], []))
-        self.assertEqual(step([(no_map, 0), (only_map, 0), (only_map, 0)]),
-                         (True, ["", "--writers map", "--writers map"],
+        self.assertEqual(step([(COHERENCE, 0), (EXT4, 0)]), (False, ["", ""], []))
+        self.assertEqual(step([(no_map, 0), (EXT4, 0), (only_map + "workload.map_windows=1\n",
+                                                        0)]),
+                         (False, ["", "", "--writers map"], []))
+        self.assertEqual(step([(no_map, 0), (EXT4, 0), (only_map, 0), (only_map, 0)]),
+                         (True, ["", "", "--writers map", "--writers map"],
                           ["FAIL: the map writer met no stale translation: it proves nothing"]))
+        # coherence-ext4's writers retry apart from the disk's, with their own names.
+        no_punch = edit(EXT4, "workload.punch_windows=1", "workload.punch_windows=0")
+        self.assertEqual(step([(no_map, 0), (no_punch, 0), (only_map + "workload.map_windows=1\n",
+                                                            0), (no_punch, 0), (no_punch, 0)]),
+                         (True, ["", "", "--writers map", "--writers punch", "--writers punch"],
+                          ["FAIL: the ext4:punch writer met no stale translation: it proves "
+                           "nothing"]))
         stale = "FAIL: a reader saw old contents after new ones, or the boot failed"
-        self.assertEqual(step([(no_map, 0), (only_map.replace("pass", "fail"), 1)]),
-                         (True, ["", "--writers map"], [stale]))
-        self.assertEqual(step([(no_map, 0), (only_map + "workload.map_windows=1\n", 1)]),
-                         (True, ["", "--writers map"], [stale]))
-        self.assertEqual(step([(no_map.replace("pass", "fail"), 1)]), (True, [""], [stale]))
-        self.assertEqual(step([(COHERENCE.replace("pass", "fail"), 1)]), (True, [""], [stale]))
+        self.assertEqual(step([(no_map, 0), (EXT4, 0), (only_map.replace("pass", "fail"), 1)]),
+                         (True, ["", "", "--writers map"], [stale + " (coherence)"]))
+        self.assertEqual(step([(no_map, 0), (EXT4, 0), (only_map + "workload.map_windows=1\n",
+                                                        1)]),
+                         (True, ["", "", "--writers map"], [stale + " (coherence)"]))
+        self.assertEqual(step([(no_map.replace("pass", "fail"), 1)]),
+                         (True, [""], [stale + " (coherence)"]))
+        self.assertEqual(step([(COHERENCE, 0), (EXT4.replace("pass", "fail"), 1)]),
+                         (True, ["", ""], [stale + " (coherence-ext4)"]))
         # The first boot's other rules (it runs every writer) fail it too.
         for old, new in (("workload.shared_unmark_errno=22", "workload.shared_unmark_errno=0"),
                          ("workload.part_new_seen=3", "workload.part_new_seen=2")):
-            fail, booted, said = step([(edit(COHERENCE, old, new), 0)])
-            self.assertEqual((fail, booted, len(said)), (True, [""], 1))
+            fail, booted, said = step([(edit(COHERENCE, old, new), 0), (EXT4, 0)])
+            self.assertEqual((fail, booted, len(said)), (True, ["", ""], 1))
         # A retried writer's rounds must see the new version too.
-        fail, booted, said = step([(no_map, 0), (only_map.replace("new_seen=3", "new_seen=2") +
-                                                 "workload.map_windows=1\n", 0)])
-        self.assertEqual((fail, booted), (True, ["", "--writers map"]))
+        fail, booted, said = step([(no_map, 0), (EXT4, 0), (only_map.replace(
+            "new_seen=3", "new_seen=2") + "workload.map_windows=1\n", 0)])
+        self.assertEqual((fail, booted), (True, ["", "", "--writers map"]))
         self.assertIn("the map writer's witness read the new version in 2 of 3", said[0])
 
     def test_park(self):
@@ -195,6 +209,22 @@ class Rules(unittest.TestCase):
             (True, "M: caught by the coherence workload's pwrite writer: 3 stale reads"),
             (False, "M: NOT caught by the map writer (map_stale_reads=0)"),
             (False, "M: NOT caught by the dio writer (dio_stale_reads=none)")])
+
+    def test_stale_retries(self):
+        # Each workload's writers boot apart; those not caught boot again.
+        def step(outs):
+            c, booted, said = scripted("mm-mutants", outs)
+            c.mm = "bz"
+            with contextlib.redirect_stdout(io.StringIO()):
+                c.stale("M", "pwrite", "ext4:pwrite", "ext4:punch")
+            return c.fail, booted, [m for m in said if m.startswith("M: NOT")]
+        disk, ext4 = "workload.pwrite_stale_reads=2\n", "workload.punch_stale_reads=1\n"
+        self.assertEqual(step([(disk, 1), (ext4 + "workload.pwrite_stale_reads=4\n", 1)]),
+                         (False, ["--writers pwrite", "--writers pwrite,punch"], []))
+        self.assertEqual(step([(disk, 1), (ext4, 1), (ext4, 1), (ext4, 1)]),
+                         (True, ["--writers pwrite", "--writers pwrite,punch", "--writers pwrite",
+                                 "--writers pwrite"],
+                          ["M: NOT caught by the ext4:pwrite writer (pwrite_stale_reads=none)"]))
 
     def test_scratch_kept_on_failure(self):
         for step, rc in (("kunit", 0), ("kunit", 1), ("compare", 77), ("series", 1)):
