@@ -9,7 +9,7 @@ bench/kernel/compare-full.json (the full reclaim workload), both written by
 tests/kernel/compare with their provenance.
 
 Usage: notes.py [--check | --self-test] [--out FILE] [--readme FILE] [--short JSON]
-                [--full JSON] [--sweep JSON] [--hotpath JSON] [--results FILE]
+                [--full JSON] [--sweep JSON] [--hotpath JSON] [--ext4 JSON] [--results FILE]
                 [--patches DIR]
   --self-test  show that --check fails: on a copy of the README with one digit
             of its kernel paragraph changed, and on a copy of the series with
@@ -22,7 +22,8 @@ Usage: notes.py [--check | --self-test] [--out FILE] [--readme FILE] [--short JS
             lib/kernel/patches; and if section 4 of bench/RESULTS.md (FILE of
             --results) does not hold each JSON's report (tests/kernel/compare
             --render; the sweep's and the hot paths' JSON, bench/kernel/
-            compare-sweep.json and compare-hotpath.json, where they exist, are
+            compare-sweep.json, compare-hotpath.json and compare-ext4.json,
+            where they exist, are
             checked as the others) and the notes, as ONLY=kernel bench/run
             writes them
 Exit: 0 written or up to date, 1 out of date, 2 usage or unreadable input.

@@ -17,8 +17,11 @@ Usage: boot --kernel BZIMAGE [--workload NAME] [--kunit] [--disk-mb N] [--thread
                    vm.luf_park_pages; default --mem 1536M --disk-mb 1100), oom
                    (offline --oom 128: an allocation that needs parked memory gets
                    it, not the OOM killer), hotpath (guest/hotpath.c: pipe ping-pong,
-                   mprotect and munmap loops, timed), kunit (= none --kunit).
-                   Default: none.
+                   mprotect and munmap loops, timed), kunit (= none --kunit);
+                   reclaim-ext4, checker-ext4, coherence-ext4: the workload over
+                   the file /mnt/data of an ext4 image made by mkfs.ext4 -d
+                   (journal on, mounted data=ordered; coherence's file writers
+                   pwrite, map, dio, punch and truncate). Default: none.
   --kunit          parse the console with the kernel's own KUnit parser
                    (tools/testing/kunit/kunit.py parse, from the kernel's source tree
                    in the kbuild cache) and fail on any failed, crashed or missing case
@@ -237,36 +240,60 @@ def signature_image(cache, gdir, mb):
     return img
 
 
+def mkfs_ext4_argv(mkfs, src, img, mb):
+    """mkfs.ext4's command line for an image @img of ext4 holding the directory @src
+    (@mb MiB of data): journal on, 4 KiB blocks, 64 inodes, no reserved blocks,
+    root-owned files, room for the journal, the inode tables and the extent tree."""
+    return [mkfs, "-q", "-F", "-b", "4096", "-m", "0", "-N", "64", "-E", "root_owner=0:0",
+            "-d", src, img, "%dM" % (mb + mb // 8 + 80)]
+
+
 def ext4_image(cache, gdir, mb):
-    """An ext4 image (cached beside the signature image, whose contents its file
-    /data holds: @mb MiB): journal on, 4 KiB blocks, made by mkfs.ext4 -d (e2fsprogs)
-    with no root; its path. Raises Fail if mkfs.ext4 is missing or fails."""
+    """An ext4 image whose file /data holds the signature image of @mb MiB, made by
+    mkfs.ext4 -d (e2fsprogs) with no root; cached beside the signature image, named
+    by a key of its recipe (mkfs_ext4_argv(), mke2fs's version and its
+    configuration file: the features come from there), replacing that size's images
+    of other recipes. Its path; raises Fail if mkfs.ext4 is missing or fails."""
     sig = signature_image(cache, gdir, mb)
-    img = sig[:-len(".img")] + "-ext4.img"
-    if os.path.exists(img):
-        return img
     mkfs = shutil.which("mkfs.ext4") or "/sbin/mkfs.ext4"
     if not os.access(mkfs, os.X_OK):
         raise cli.Fail("no mkfs.ext4 (e2fsprogs)")
+    h = hashlib.sha256(" ".join(mkfs_ext4_argv("mkfs.ext4", "D", "I", mb)).encode())
+    h.update(subprocess.run([mkfs, "-V"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            check=False).stdout)
+    conf = os.environ.get("MKE2FS_CONFIG", "/etc/mke2fs.conf")
+    if os.path.exists(conf):
+        with open(conf, "rb") as f:
+            h.update(f.read())
+    img = sig[:-len(".img")] + "-ext4-" + h.hexdigest()[:12] + ".img"
+    if os.path.exists(img):
+        return img
     with open(os.path.join(os.path.dirname(sig), "lock"), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if not os.path.exists(img):
-            say("making the ext4 image (%d MiB of data)" % mb)
+        if os.path.exists(img):
+            return img
+        for old in glob.glob(glob.escape(sig[:-len(".img")]) + "-ext4-*"):
+            os.remove(old)
+        say("making the ext4 image (%d MiB of data)" % mb)
+        try:
             with tempfile.TemporaryDirectory(dir=os.path.dirname(sig)) as tmp:
                 os.link(sig, os.path.join(tmp, "data"))
-                # Room for the journal, the inode tables and the extent tree.
-                size = mb + mb // 8 + 80
-                if cli.run([mkfs, "-q", "-F", "-b", "4096", "-m", "0", "-N", "64", "-E",
-                            "root_owner=0:0", "-d", tmp, img + ".tmp", "%dM" % size],
+                if cli.run(mkfs_ext4_argv(mkfs, tmp, img + ".tmp", mb),
                            stdout=subprocess.DEVNULL).returncode:
                     raise cli.Fail("mkfs.ext4 -d failed")
-            os.rename(img + ".tmp", img)
+                os.rename(img + ".tmp", img)
+        except OSError as e:
+            raise cli.Fail("cannot make the ext4 image: %s" % e) from e
+        finally:
+            if os.path.exists(img + ".tmp"):
+                os.remove(img + ".tmp")
     return img
 
 
 def plan(o, work, img=None):
     """The boot of the options @o (as options() returns them) in the scratch
-    directory @work; @img is the checker's signature image. Returns (the workload's
+    directory @work; @img is the disk's image if it has one (the checker's signature
+    image, or for a WORKLOAD-ext4 the ext4 image), attached with snapshot=on. Returns (the workload's
     command line in the guest, the command line running QEMU under timeout,
     {scratch disk image: size in MiB} to create first)."""
     def w(name):
@@ -304,7 +331,7 @@ def plan(o, work, img=None):
     }[o.base]
     if o.fs:
         cmd += " --dev /mnt/data" + (" --writers " + FILE_WRITERS if o.base == "coherence" else "")
-    if o.base == "coherence":
+    if o.workload == "coherence":  # (coherence-ext4's writers need no other disk)
         # A second disk (/dev/vdb) for the mount writer's file system; a third
         # (/dev/vdc) for the flight writer, its writes throttled to 1 MiB/s so that a
         # direct write stays in flight for a few tenths of a second; a fourth
@@ -455,7 +482,7 @@ def init_text(cmd, trace, fs=""):
     the tracing of --trace around it; @fs: the disk's file system, mounted on /mnt
     first."""
     mount = "mkdir -p /mnt && mount -t %s -o data=ordered /dev/vda /mnt || " \
-        "echo \"luf-boot: cannot mount /dev/vda\"" % fs if fs else ""
+        "r \"@@setup_error cannot mount /dev/vda (%s)\"" % (fs, fs) if fs else ""
     return INIT % {"cmd": cmd, "start": "\n".join(x for x in (mount, TRACE_START if trace else "") if x),
                    "stop": TRACE_STOP if trace else ""}
 

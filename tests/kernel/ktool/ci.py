@@ -222,7 +222,13 @@ _NOT_TESTED = ("tested", "no round of the %s writer reclaimed the page during it
 MUST_MEET = {"pwrite": _NO_WINDOW, "map": _NO_WINDOW, "dio": _NO_WINDOW, "mount": _NO_WINDOW,
              "flight": _NOT_TESTED, "aio": _NOT_TESTED}
 # Over a file on ext4 (coherence-ext4), every writer must meet a deferral: that
-# luf defers ext4's flushes at all is what the workload shows first.
+# luf defers ext4's flushes at all is what the workload shows first. (Of these,
+# only pwrite and truncate have a harness mutant that shows their settle can
+# fail, WRITE_BEGIN_NO_SETTLE and NO_FILE_ABORT: the map writer's write fault
+# settles the file's stamp and its own mm's domain, the punch writer's hole
+# unmaps the reader's page in the reader's own mm, which settles its domain, and
+# the dio writer's invalidation and its direct-write bracket each flush: each has
+# two settles, and no mutant switches off both.)
 MUST_MEET.update({"ext4:" + w: _NO_WINDOW for w in ("pwrite", "map", "dio", "punch", "truncate")})
 # (The zeroes, passthru, mpath and target writers' first round may open one,
 # which the write must close; later rounds open none: the disk was written around
@@ -348,7 +354,7 @@ MM_WORKLOAD = (
 # Mutants KUnit catches: the case that must fail.
 MM_KUNIT = (("DEFER_FLUSH_PENDING", "luf_test_flush_pending_not_deferred"),
             ("NESTED_DEFER", "luf_test_nested_pass"), ("NO_DEFER_BUMP", "luf_test_lazy_cpu"),
-            ("LAZY_IPI", "luf_test_lazy_cpu"))
+            ("LAZY_IPI", "luf_test_lazy_cpu"), ("ANY_FILE_DEFERS", "luf_test_file_opt_in"))
 
 
 def coherence_of(writer):
@@ -363,13 +369,18 @@ def stale_caught(mutant, writers, out):
     contents after new ones (stale reads), or the check of that rule cannot fail."""
     kv, res = parse_kv(out), []
     for w in writers:
-        n = kv.get("workload.%s_stale_reads" % coherence_of(w)[1])
+        wl, name = coherence_of(w)
+        n = kv.get("workload.%s_stale_reads" % name)
         if num(n) > 0:
-            res.append((True, "%s: caught by the coherence workload's %s writer: %s stale reads"
-                        % (mutant, w, n)))
+            res.append((True, "%s: caught by the %s workload's %s writer: %s stale reads"
+                        % (mutant, wl, name, n)))
+        elif n is None:
+            res.append((False, "%s: NOT caught: the %s workload printed nothing for its %s "
+                        "writer (fail_reason=%s)" % (mutant, wl, name,
+                                                     kv.get("fail_reason") or "none")))
         else:
-            res.append((False, "%s: NOT caught by the %s writer (%s_stale_reads=%s)"
-                        % (mutant, w, w, n or "none")))
+            res.append((False, "%s: NOT caught by the %s workload's %s writer "
+                        "(%s_stale_reads=%s)" % (mutant, wl, name, name, n)))
     return res
 
 

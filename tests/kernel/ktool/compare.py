@@ -13,7 +13,7 @@ Usage: compare [--runs N] [--short] [--workloads LIST] [--json FILE] [--chart FI
                    and a 90 s checker). The checker's readers read 4096 hot pages
                    each, so that luf defers many flushes under it.
   --workloads LIST comma-separated, of reclaim, mixed, checker (default: these
-                   three) and hotpath (guest/hotpath.c: a pipe ping-pong between
+                   three), reclaim-ext4 (reclaim over a file on ext4) and hotpath (guest/hotpath.c: a pipe ping-pong between
                    two CPUs, mprotect and munmap loops of a 2-CPU mm, timed; the
                    report gives luf's time per operation against pristine's with a
                    bootstrap 95% interval: run it with --runs 7 or more)
@@ -443,7 +443,9 @@ def render(d):
             "mixed": "mixed: the same with a writer",
             "checker": "checker: %s" % ("30 s" if d["short"] else "90 s"),
             "hotpath": "hotpath: guest/hotpath.c's loops",
-            "reclaim-ext4": "reclaim-ext4: the same over a file on ext4 (journal, data=ordered)"}
+            "reclaim-ext4": "reclaim-ext4: the %s over a file of an ext4 file system "
+                            "(journal on, data=ordered)" % ("reclaim workload, short," if
+                                                           d["short"] else "full reclaim workload")}
     p("Linux %s, %s; %s. Medians of %d run(s) per kernel (%s)." %
       (d["kernel_version"], d["guest"], d["config"], d["runs"],
        "; ".join(what[w] for w in WORKLOADS if w in ws)))

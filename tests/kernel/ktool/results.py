@@ -8,6 +8,7 @@ second serial port, ttyS1, so that kernel messages never interleave with it.
       line, the park's sysctls) up to @@endsnap; NAME is before or after
   @@workload COMMAND, then the workload's own lines (KEY=VALUE or free text)
   @@trace lost=N, @@trace_error WHAT (boot --trace)
+  @@setup_error WHAT (the guest's set-up before the workload failed: a mount)
   @@rc STATUS, @@done
 """
 import re
@@ -23,12 +24,12 @@ class Channel:
     """The parsed channel: snaps {name: {uptime, interrupts (lines), vmstat, meminfo,
     sysctl (dicts of int), stat (list of int or None)}}, info {key: str}, workload
     {key: str} and workload_other (lines), command, rc (int or None), done, and from
-    boot --trace: trace_lost (int or None), trace_errors (list)."""
+    boot --trace: trace_lost (int or None), trace_errors (list); setup_errors (list)."""
 
     def __init__(self):
         self.snaps, self.info, self.workload, self.workload_other = {}, {}, {}, []
         self.command, self.rc, self.done = None, None, False
-        self.trace_lost, self.trace_errors = None, []
+        self.trace_lost, self.trace_errors, self.setup_errors = None, [], []
 
 
 def _section_line(cur, section, l):
@@ -85,6 +86,8 @@ def parse(lines):
             ch.trace_lost = int(l.split("=", 1)[1])
         elif l.startswith("@@trace_error "):
             ch.trace_errors.append(l[len("@@trace_error "):])
+        elif l.startswith("@@setup_error "):
+            ch.setup_errors.append(l[len("@@setup_error "):])
         elif cur is not None and section in ("interrupts", "meminfo", "stat", "sysctl", "vmstat"):
             _section_line(cur, section, l)
         elif section == "workload":

@@ -361,6 +361,12 @@ class Verdict(unittest.TestCase):
         _, fails = run_verdict(self.scratch, CLEAN, channel(rc=3), workload="reclaim")
         self.assertEqual(fails, ["workload exit status 3"])
 
+    def test_setup_error_fails(self):
+        lines = channel()
+        lines.insert(1, "@@setup_error cannot mount /dev/vda (ext4)")
+        _, fails = run_verdict(self.scratch, CLEAN, lines, workload="reclaim-ext4")
+        self.assertEqual(fails, ["guest set-up: cannot mount /dev/vda (ext4)"])
+
     def test_timeout_fails(self):
         _, fails = run_verdict(self.scratch, CLEAN, channel(), workload="reclaim", qemu_status=124)
         self.assertEqual(fails, ["timeout after 600 s"])

@@ -3,7 +3,9 @@
 asks for, the QEMU command line, the guest's /init (no QEMU, no kernel)."""
 import os
 import tempfile
+import types
 import unittest
+import unittest.mock
 
 from . import boot, cli
 
@@ -44,6 +46,10 @@ class Boot(unittest.TestCase):
         self.assertEqual(self.opts("--workload", "reclaim", "--threads", "2", "--passes", "1",
                                    "--disk-mb", "400").timeout, 800)
         self.assertEqual(self.opts("--workload", "mixed", "--timeout", "7").timeout, 7)
+        # WORKLOAD-ext4: WORKLOAD's program and timeout, over ext4.
+        o = self.opts("--workload", "checker-ext4", "--seconds", "20")
+        self.assertEqual((o.base, o.fs, o.timeout), ("checker", "ext4", 420))
+        self.assertEqual((self.opts("--workload", "coherence").fs), "")
         o = self.opts("--workload", "pageout")
         self.assertEqual((o.mem, o.disk_mb), ("1536M", 1100))
         o = self.opts("--workload", "pageout", "--mem", "1G", "--disk-mb", "900")
@@ -121,11 +127,46 @@ class Boot(unittest.TestCase):
         self.assertEqual(cmd, "/bin/coherence --dev /mnt/data --writers pwrite,map,dio,punch,"
                          "truncate")
         self.assertIn("file=/c/e.img,format=raw,if=virtio,cache=unsafe,snapshot=on", argv)
+        self.assertEqual((disks, argv.count("-drive")), ({}, 1))
         cmd, _, disks = boot.plan(self.opts("--workload", "reclaim-ext4"), "/w", "/c/e.img")
         self.assertEqual((cmd, disks), ("/bin/reclaim --threads 4 --passes 2 --dev /mnt/data", {}))
         cmd, argv, _ = boot.plan(self.opts("--trace", "t.gz", "--workload", "hotpath"), "/w")
         self.assertIn("file,id=luftrace,path=/w/trace.raw", argv)
         self.assertEqual(cmd, "/bin/hotpath")
+
+    def test_ext4_image(self):
+        """Made once per recipe, from the signature image, replacing the size's images
+        of other recipes; a failed mkfs leaves nothing behind."""
+        cache = self.tmp.name
+        sig = os.path.join(cache, "disks", "sig-8M-k.img")
+        os.makedirs(os.path.dirname(sig))
+        with open(sig, "wb") as f:
+            f.write(b"s" * 4096)
+        made, fail = [], []
+
+        def run(argv, **kw):
+            made.append(argv)
+            with open(argv[-2], "wb") as f:  # the image: mkfs_ext4_argv()'s last but one
+                f.write(b"e")
+            return types.SimpleNamespace(returncode=1 if fail else 0)
+        stale = sig[:-4] + "-ext4-0123456789ab.img"
+        open(stale, "w").close()
+        with unittest.mock.patch.object(boot, "signature_image", lambda c, g, mb: sig), \
+                unittest.mock.patch.object(boot.cli, "run", run), \
+                unittest.mock.patch.object(boot.shutil, "which", lambda x: "/sbin/mkfs.ext4"), \
+                unittest.mock.patch.object(boot, "say", lambda m: None):
+            img = boot.ext4_image(cache, "g", 8)
+            self.assertEqual(boot.ext4_image(cache, "g", 8), img)
+            self.assertEqual(len(made), 1)
+            self.assertEqual(made[0][:2] + made[0][-2:], ["/sbin/mkfs.ext4", "-q",
+                                                          img + ".tmp", "89M"])
+            self.assertRegex(img, r"sig-8M-k-ext4-[0-9a-f]{12}\.img$")
+            self.assertFalse(os.path.exists(stale))
+            with unittest.mock.patch.dict(os.environ, {"MKE2FS_CONFIG": sig}):
+                fail.append(1)
+                with self.assertRaises(cli.Fail):
+                    boot.ext4_image(cache, "g", 8)
+            self.assertEqual(sorted(os.listdir(os.path.dirname(sig))), ["lock", "sig-8M-k.img"])
 
     def test_init(self):
         self.assertIn("\nmkdir -p /mnt && mount -t ext4 -o data=ordered /dev/vda /mnt || ",

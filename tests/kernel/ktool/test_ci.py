@@ -49,9 +49,11 @@ def scripted(step, outs):
     """A ci.Ci of @step whose boots return @outs' (stdout, exit status) in turn:
     (it, the --wargs of each boot ("" if none), the messages it said)."""
     c, booted, said = ci.Ci(step, None), [], []
+    workloads = c.workloads = []  # the --workload of each boot
 
     def boot(*args, **kw):
         booted.append(args[args.index("--wargs") + 1] if "--wargs" in args else "")
+        workloads.append(args[args.index("--workload") + 1])
         out, rc = outs.pop(0)
         return subprocess.CompletedProcess(args, rc, out, None)
 
@@ -142,10 +144,17 @@ class Rules(unittest.TestCase):
             with contextlib.redirect_stdout(io.StringIO()), \
                     unittest.mock.patch.object(ci.kernels, "build", lambda kind: "bz"):
                 c.coherence()
+            self.workloads = c.workloads
             return c.fail, booted, [m for m in said if m.startswith("FAIL")]
         no_map = edit(COHERENCE, "workload.map_windows=2", "workload.map_windows=0")
         only_map = "status=pass\nworkload.map_rounds=3\nworkload.map_new_seen=3\n"
         self.assertEqual(step([(COHERENCE, 0), (EXT4, 0)]), (False, ["", ""], []))
+        self.assertEqual(self.workloads, ["coherence", "coherence-ext4"])
+        # Each ext4 writer must meet a window.
+        for w in ("pwrite", "map", "dio", "punch", "truncate"):
+            out = edit(EXT4, "workload.%s_windows=1" % w, "workload.%s_windows=0" % w)
+            self.assertEqual(ci.unmet(out, [k for k in ci.MUST_MEET if k.startswith("ext4:")]),
+                             ["ext4:" + w])
         self.assertEqual(step([(no_map, 0), (EXT4, 0), (only_map + "workload.map_windows=1\n",
                                                         0)]),
                          (False, ["", "", "--writers map"], []))
@@ -207,24 +216,43 @@ class Rules(unittest.TestCase):
         out = "workload.pwrite_stale_reads=3\nworkload.map_stale_reads=0\n"
         self.assertEqual(ci.stale_caught("M", ["pwrite", "map", "dio"], out), [
             (True, "M: caught by the coherence workload's pwrite writer: 3 stale reads"),
-            (False, "M: NOT caught by the map writer (map_stale_reads=0)"),
-            (False, "M: NOT caught by the dio writer (dio_stale_reads=none)")])
+            (False, "M: NOT caught by the coherence workload's map writer (map_stale_reads=0)"),
+            (False, "M: NOT caught: the coherence workload printed nothing for its dio writer "
+                    "(fail_reason=none)")])
+        self.assertEqual(ci.stale_caught("M", ["ext4:truncate"], "fail_reason=workload exit "
+                                         "status 2\nworkload.pwrite_stale_reads=3\n"),
+                         [(False, "M: NOT caught: the coherence-ext4 workload printed nothing "
+                                  "for its truncate writer (fail_reason=workload exit status 2)")])
+        self.assertEqual(ci.stale_caught("M", ["ext4:truncate"], "workload.truncate_stale_reads"
+                                         "=9\n"),
+                         [(True, "M: caught by the coherence-ext4 workload's truncate writer: 9 "
+                                 "stale reads")])
+        # The rules and the writers that show them: the new settle point over the disk
+        # and over ext4, and the ext4 truncate writer for the file settles.
+        table = dict(ci.MM_STALE)
+        self.assertEqual(table["WRITE_BEGIN_NO_SETTLE"].split(), ["pwrite", "ext4:pwrite"])
+        self.assertIn("ext4:truncate", table["NO_FILE_ABORT"].split())
 
-    def test_stale_retries(self):
+    def test_stale_retries_ext4(self):
         # Each workload's writers boot apart; those not caught boot again.
         def step(outs):
             c, booted, said = scripted("mm-mutants", outs)
             c.mm = "bz"
             with contextlib.redirect_stdout(io.StringIO()):
                 c.stale("M", "pwrite", "ext4:pwrite", "ext4:punch")
-            return c.fail, booted, [m for m in said if m.startswith("M: NOT")]
+            return c.fail, list(zip(c.workloads, booted)), [m for m in said
+                                                             if m.startswith("M: NOT")]
         disk, ext4 = "workload.pwrite_stale_reads=2\n", "workload.punch_stale_reads=1\n"
         self.assertEqual(step([(disk, 1), (ext4 + "workload.pwrite_stale_reads=4\n", 1)]),
-                         (False, ["--writers pwrite", "--writers pwrite,punch"], []))
+                         (False, [("coherence", "--writers pwrite"),
+                                  ("coherence-ext4", "--writers pwrite,punch")], []))
         self.assertEqual(step([(disk, 1), (ext4, 1), (ext4, 1), (ext4, 1)]),
-                         (True, ["--writers pwrite", "--writers pwrite,punch", "--writers pwrite",
-                                 "--writers pwrite"],
-                          ["M: NOT caught by the ext4:pwrite writer (pwrite_stale_reads=none)"]))
+                         (True, [("coherence", "--writers pwrite"),
+                                 ("coherence-ext4", "--writers pwrite,punch"),
+                                 ("coherence-ext4", "--writers pwrite"),
+                                 ("coherence-ext4", "--writers pwrite")],
+                          ["M: NOT caught: the coherence-ext4 workload printed nothing for its "
+                           "pwrite writer (fail_reason=none)"]))
 
     def test_scratch_kept_on_failure(self):
         for step, rc in (("kunit", 0), ("kunit", 1), ("compare", 77), ("series", 1)):
@@ -247,6 +275,8 @@ class Rules(unittest.TestCase):
             c, _, said = scripted("debug", outs)
             with contextlib.redirect_stdout(io.StringIO()):
                 c.checker_floors("bz")
+            # The debug kernel's checker writes a file on ext4.
+            self.assertEqual(set(c.workloads), {"checker-ext4"})
             return c.fail, len(outs), [m for m in said if m.startswith("FAIL")], len(said)
         low = edit(CHECKER, "nr_luf_deferred=50025", "nr_luf_deferred=1029")
         self.assertEqual(step([(CHECKER, 0), (CHECKER, 0)]), (False, 1, [], 0))

@@ -181,6 +181,30 @@ class Report(unittest.TestCase):
         self.assertEqual(c.chart_data(SMALL), "reclaim 1000 25.5 0\nchecker 50 5 0\n")
 
 
+    def test_render_ext4(self):
+        def ext4(luf):
+            runs = lambda n, t: [{"tlb_shootdowns": n, "runtime_s": t}] * 3
+            d = dict(SMALL, short=False, runs=3)
+            d["workloads"] = {"reclaim-ext4": {
+                "pristine": {"median": {"tlb_shootdowns": 1000, "runtime_s": 10.0},
+                             "failed_runs": 0, "runs": runs(1000, 10.0)},
+                "luf": {"median": {"tlb_shootdowns": luf, "runtime_s": 11.0}, "failed_runs": 0,
+                        "runs": runs(luf, 11.0)}}}
+            return c.render(d).splitlines()
+        text = ext4(100)
+        self.assertIn("reclaim-ext4: the full reclaim workload over a file of an ext4 file "
+                      "system (journal on, data=ordered)", text[0])
+        row = [l for l in text if l.startswith("| reclaim-ext4: >= 90% fewer")]
+        self.assertEqual(row, ["| reclaim-ext4: >= 90% fewer TLB shootdowns | 90.0% fewer "
+                               "(1000 -> 100; 95% interval 90.0-90.0% fewer; runtime +10.0%, "
+                               "runs 10-10 s and 11-11 s) | MET |"])
+        self.assertTrue([l for l in ext4(100.1) if l.startswith("| reclaim-ext4: >= 90%")][0]
+                        .endswith("| MISSED |"))
+        self.assertIn("reclaim-ext4:", text)
+        self.assertEqual(c.chart_data(dict(SMALL, workloads={"reclaim-ext4": {
+            "pristine": {"median": {"tlb_shootdowns": 9}}}})), "reclaim-ext4 9 0 0\n")
+
+
 class Resume(unittest.TestCase):
     """--work DIR: whole runs done there are kept; another comparison's DIR, or one
     in use, is refused."""

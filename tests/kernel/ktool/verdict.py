@@ -60,6 +60,7 @@ def verdict(a):
     if channel.trace_lost is not None:
         out["trace_lost"] = channel.trace_lost
     fails += ["tracing: " + e for e in channel.trace_errors]
+    fails += ["guest set-up: " + e for e in channel.setup_errors]
     for k in ("nproc", "kernel", "memtotal_kb"):
         if k in channel.info:
             out["guest_" + k] = channel.info[k]
