@@ -5,7 +5,7 @@
 After a change to the series (lib/kernel/patches), every JSON of bench/kernel
 must be recorded again on it (notes.py --check fails until then). This runs the
 command each bench/kernel/COMMAND* file holds (short, hot paths, sweep, full,
-ext4: about two and a half hours of boots on an idle 2-core machine), each with
+ext4, swap: about three hours of boots on an idle 2-core machine), each with
 "--work DIR/SERIES/NAME" (tests/kernel/compare --work): run again after it was
 killed, it boots only what has no passed results yet. Then it writes
 NOTES.md, the README's kernel paragraph and section 4 of bench/RESULTS.md from
@@ -13,8 +13,8 @@ the new JSON (notes.py, ONLY=kernel bench/run) and checks them (notes.py
 --check). Keep the machine idle meanwhile: the runtimes are compared.
 
 Usage: record.py [--only LIST] [--work DIR] [--dry-run]
-  --only LIST  comma-separated, of short, hotpath, sweep, full, ext4 (default:
-               all, in that order); the docs are written only after all five
+  --only LIST  comma-separated, of short, hotpath, sweep, full, ext4, swap
+               (default: all, in that order); the docs are written only after all six
   --work DIR   where the boots' output stays (default
                ${XDG_CACHE_HOME:-~/.cache}/luf/record); SERIES is the series'
                hash, so a changed series starts afresh. The same series with
@@ -38,7 +38,7 @@ from ktool import kernels  # noqa: E402  (the series' hash compare records)
 
 # name -> the file holding its command, in the order they run.
 PHASES = (("short", "COMMAND"), ("hotpath", "COMMAND-hotpath"), ("sweep", "COMMAND-sweep"),
-          ("full", "COMMAND-full"), ("ext4", "COMMAND-ext4"))
+          ("full", "COMMAND-full"), ("ext4", "COMMAND-ext4"), ("swap", "COMMAND-swap"))
 
 
 def commands(names, work):

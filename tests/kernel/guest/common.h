@@ -10,6 +10,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/fs.h>
 #include <sched.h>
 #include <stdint.h>
@@ -88,6 +89,19 @@ static inline long opt_long(const char *s, const char *name, long min)
 	return v;
 }
 
+/* As opt_long(), for an int: a value above INT_MAX is refused too. */
+static inline int opt_int(const char *s, const char *name, long min)
+{
+	long v = opt_long(s, name, min);
+
+	if (v > INT_MAX) {
+		fprintf(stderr, "%s: bad value for %s: '%s' (want an integer from %ld to %d)\n",
+			prog, name, s, min, INT_MAX);
+		exit(2);
+	}
+	return (int)v;
+}
+
 /*
  * One command-line option of a guest program, "--name VALUE" or "--name=VALUE":
  * an integer >= min stored in the int, long or unsigned long at @to, or the string
@@ -125,7 +139,7 @@ static inline void parse_opts(int argc, char **argv, const struct opt *opts, siz
 			if (opts[k].kind == OPT_STR)
 				*(const char **)opts[k].to = v;
 			else if (opts[k].kind == OPT_INT)
-				*(int *)opts[k].to = (int)opt_long(v, opts[k].name, opts[k].min);
+				*(int *)opts[k].to = opt_int(v, opts[k].name, opts[k].min);
 			else if (opts[k].kind == OPT_ULONG)
 				*(unsigned long *)opts[k].to =
 				    (unsigned long)opt_long(v, opts[k].name, opts[k].min);

@@ -21,13 +21,22 @@ Usage: boot --kernel BZIMAGE [--workload NAME] [--kunit] [--disk-mb N] [--thread
                    reclaim-ext4, checker-ext4, coherence-ext4: the workload over
                    the file /mnt/data of an ext4 image made by mkfs.ext4 -d
                    (journal on, mounted data=ordered; coherence's file writers
-                   pwrite, map, dio, punch and truncate). Default: none.
+                   pwrite, map, dio, punch and truncate); reclaim-tmpfs,
+                   reclaim-anon: reclaim of swap-backed memory, the virtio disk
+                   being the guest's swap (mkswap, swapon): reclaim --fill over a
+                   file of 3/4 of the disk on a tmpfs (size=0) read by --threads
+                   threads, or reclaim --anon: as much private anonymous memory
+                   read by --threads forked children (default 3, on CPUs 1-3).
+                   Their writes (the fill) are inside the counters and
+                   runtime_s; workload.runtime_s is the read phase alone.
+                   Default: none.
   --kunit          parse the console with the kernel's own KUnit parser
                    (tools/testing/kunit/kunit.py parse, from the kernel's source tree
                    in the kbuild cache) and fail on any failed, crashed or missing case
                    or on a console without any KUnit result
   --disk-mb N      size of the virtio-blk disk (default 768, more than the 256M of RAM)
-  --threads N      workload threads (reclaim/mixed: default 4; checker: readers, nr_cpus-1)
+  --threads N      workload threads (reclaim/mixed: default 4; reclaim-anon: forked
+                   readers, default 3; checker: readers, nr_cpus-1)
   --passes N       reclaim/mixed passes (default 2)
   --seconds N      checker run length (default 90; the checker runs on until its hot set
                    has moved 4 times, at most 3 N + 60 s: see guest/checker.c)
@@ -58,7 +67,8 @@ tlb_shootdowns (the "TLB shootdowns" row of /proc/interrupts, summed over CPUs,
 delta over the workload), tlb_shootdowns_per_cpu, function_call_interrupts(_per_cpu),
 the /proc/vmstat deltas nr_tlb_remote_flush, nr_tlb_remote_flush_received,
 nr_tlb_local_flush_all, nr_tlb_local_flush_one, pgsteal_*, pgscan_*, every nr_luf_*
-line (delta, and nr_luf_*.after = the value after the workload), pages_reclaimed
+line (delta, and nr_luf_*.after = the value after the workload), pswpin and pswpout
+(pages read from and written to swap), pages_reclaimed
 (pgsteal_kswapd + pgsteal_direct), reclaimed_per_remote_flush, runtime_s (guest wall
 clock over the workload), luf_park_pages and luf_park_peak (patched kernels: the
 park's bound and the most it held during the workload, in pages; vm.luf_park_peak
@@ -89,12 +99,17 @@ from . import cli, ktap, verdict
 
 GUEST = os.path.join(cli.KDIR, "guest")
 WORKLOADS = ("none", "reclaim", "mixed", "checker", "coherence", "offline", "idle", "pageout",
-             "oom", "hotpath", "kunit", "reclaim-ext4", "checker-ext4", "coherence-ext4")
+             "oom", "hotpath", "kunit", "reclaim-ext4", "checker-ext4", "coherence-ext4",
+             "reclaim-tmpfs", "reclaim-anon")
 MICROVM = ("none", "kunit", "reclaim", "mixed", "checker", "hotpath", "reclaim-ext4",
            "checker-ext4")
 # WORKLOAD-ext4: WORKLOAD over the file /mnt/data of an ext4 file system (journal on,
 # data=ordered) that fills the disk, made on the host by mkfs.ext4 -d (ext4_image()).
 FS_SUFFIX = "-ext4"
+# WORKLOAD-SWAP: WORKLOAD over swap-backed memory, the disk being the swap: a file on
+# a tmpfs or private anonymous memory (reclaim --fill, --anon), of SWAP_SHARE of the disk.
+SWAP_SUFFIXES = ("-tmpfs", "-anon")
+SWAP_SHARE = (3, 4)
 # The coherence writers that write a file (the others need a disk of their own).
 FILE_WRITERS = "pwrite,map,dio,punch,truncate"
 # option: (attribute, its default; None for a flag)
@@ -169,7 +184,11 @@ def options(argv):
         o.workload, o.kunit = "none", True
     # o.base: the workload's program; o.fs: the file system it runs over, if any.
     o.fs = "ext4" if o.workload.endswith(FS_SUFFIX) else ""
-    o.base = o.workload[:-len(FS_SUFFIX)] if o.fs else o.workload
+    o.swap = next((s[1:] for s in SWAP_SUFFIXES if o.workload.endswith(s)), "")
+    o.base = o.workload[:o.workload.rindex("-")] if o.fs or o.swap else o.workload
+    if o.swap and o.disk_mb < 8:
+        raise cli.Usage("boot: %s wants --disk-mb 8 or more (its swap; 3/4 of it is "
+                        "the data)" % o.workload)
     # pageout holds 1 GiB of the disk's page cache at once.
     if o.workload == "pageout":
         o.mem = o.mem if "mem" in given else "1536M"
@@ -303,7 +322,7 @@ def plan(o, work, img=None):
         return ["-drive", "file=%s,format=raw,if=%s,cache=unsafe%s" % (
             w(name), "none,id=" + ident if ident else "virtio", opts)]
 
-    threads, isol = o.threads or 4, "isolcpus=%d" % (o.smp - 1)
+    threads, isol = o.threads or (3 if o.swap == "anon" else 4), "isolcpus=%d" % (o.smp - 1)
     disks, drive, extra, mem = {}, [], [], o.mem
     if img:  # snapshot=on keeps the writers' changes out of the image
         drive = ["-drive", "file=%s,format=raw,if=virtio,cache=unsafe,snapshot=on" % img]
@@ -331,6 +350,9 @@ def plan(o, work, img=None):
     }[o.base]
     if o.fs:
         cmd += " --dev /mnt/data" + (" --writers " + FILE_WRITERS if o.base == "coherence" else "")
+    if o.swap:
+        mb = o.disk_mb * SWAP_SHARE[0] // SWAP_SHARE[1]
+        cmd += " --anon %d" % mb if o.swap == "anon" else " --fill %d --dev /mnt/data" % mb
     if o.workload == "coherence":  # (coherence-ext4's writers need no other disk)
         # A second disk (/dev/vdb) for the mount writer's file system; a third
         # (/dev/vdc) for the flight writer, its writes throttled to 1 MiB/s so that a
@@ -477,12 +499,19 @@ reboot -f
 """
 
 
-def init_text(cmd, trace, fs=""):
+def init_text(cmd, trace, fs="", swap=""):
     """The guest's /init running the command line @cmd (none if empty); @trace: with
     the tracing of --trace around it; @fs: the disk's file system, mounted on /mnt
-    first."""
+    first; @swap (tmpfs or anon): the disk is swap, swapped on first (and for
+    tmpfs an unbounded tmpfs mounted on /mnt)."""
     mount = "mkdir -p /mnt && mount -t %s -o data=ordered /dev/vda /mnt || " \
         "r \"@@setup_error cannot mount /dev/vda (%s)\"" % (fs, fs) if fs else ""
+    if swap:
+        mount = "mkswap /dev/vda >/dev/null && swapon /dev/vda || " \
+            "r \"@@setup_error cannot swap on /dev/vda\""
+    if swap == "tmpfs":
+        mount += "\nmkdir -p /mnt && mount -t tmpfs -o size=0 tmpfs /mnt || " \
+            "r \"@@setup_error cannot mount a tmpfs on /mnt\""
     return INIT % {"cmd": cmd, "start": "\n".join(x for x in (mount, TRACE_START if trace else "") if x),
                    "stop": TRACE_STOP if trace else ""}
 
@@ -571,7 +600,7 @@ def run_guest(o, cache, work):
     for path, mb in disks.items():
         with open(path, "wb") as f:
             f.truncate(mb << 20)
-    initramfs(work, gdir, init_text(cmd, o.trace, o.fs))
+    initramfs(work, gdir, init_text(cmd, o.trace, o.fs, o.swap))
     say("booting %s/%s (%s-smp %d -m %s, workload %s%s%s, timeout %d s)" % (
         os.path.basename(os.path.dirname(o.kernel)), os.path.basename(o.kernel),
         "" if o.machine == "pc" else o.machine + " ", o.smp, o.mem, o.workload,

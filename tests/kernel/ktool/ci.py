@@ -105,10 +105,11 @@ that `ctest -L kernel` runs, one STEP per test (tests/kernel/CMakeLists.txt):
            interrupted) must each fail their KUnit case; DEFER_DIRTY defers
            dirty translations: the LUF_DEBUG check in try_to_unmap_one() must
            fire (mixed workload)
-  compare  tests/kernel/compare --runs 1 --short --workloads reclaim,checker
-           --baseline-off: the patched kernel, each workload once, and its runs
-           with luf.reclaim=0 as the baseline; fails on a checker mismatch or a
-           kernel report (tests/kernel/compare's default adds the mixed workload; in
+  compare  tests/kernel/compare --runs 1 --short --workloads reclaim,checker,
+           reclaim-tmpfs,reclaim-anon --baseline-off: the patched kernel, each
+           workload once, and its runs with luf.reclaim=0 as the baseline; fails
+           on a checker mismatch, a swapped-in page with other contents than were
+           written (reclaim --fill, --anon) or a kernel report (tests/kernel/compare's default adds the mixed workload; in
            ctest it boots only in mm-mutants, under DEFER_DIRTY)
 Prints "kernel.STEP: ..." lines on stdout. The rules are functions of boot's
 key=value output (ktool.test_ci tests them).
@@ -865,8 +866,8 @@ def run_step(ci, step):
         return rc
     if step == "compare":
         return cli.run([os.path.join(cli.KDIR, "compare"), "--runs", "1", "--short",
-                        "--workloads", "reclaim,checker", "--baseline-off", "--json",
-                        os.path.join(ci.work, "compare.json")],
+                        "--workloads", "reclaim,checker,reclaim-tmpfs,reclaim-anon",
+                        "--baseline-off", "--json", os.path.join(ci.work, "compare.json")],
                        env=dict(os.environ, TMPDIR=ci.work)).returncode
     getattr(ci, {"debug": "sanitizer", "kcsan": "sanitizer",
                  "mm-mutants": "mm_mutants"}.get(step, step))()

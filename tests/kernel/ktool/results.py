@@ -111,7 +111,8 @@ def irq_row(lines, tag):
 def counters(ch, out, fails):
     """Add to @out (a dict) what the before/after snapshots of @ch say: the
     /proc/interrupts rows TLB and CAL (sum and per CPU), the /proc/vmstat deltas of
-    nr_tlb_*, pgsteal_*, pgscan_* and nr_luf_* (and nr_luf_*.after), pages_reclaimed,
+    nr_tlb_*, pgsteal_*, pgscan_*, nr_luf_* (and nr_luf_*.after), pswpin and pswpout
+    (pages read from and written to swap), pages_reclaimed,
     reclaimed_per_remote_flush, runtime_s, cpu_*_s (CPU-seconds by kind, all guest
     CPUs), luf_park_pages and luf_park_peak; append what is missing to @fails (a
     list). Returns every vmstat counter that changed, {name: delta}."""
@@ -135,6 +136,7 @@ def counters(ch, out, fails):
         fails.append("no %s in /proc/vmstat (CONFIG_DEBUG_TLBFLUSH?)" % ",".join(missing))
     keys += sorted(k for k in va if k.startswith("pgsteal_") or k.startswith("pgscan_"))
     keys += sorted(k for k in va if k.startswith("nr_luf_"))
+    keys += [k for k in ("pswpin", "pswpout") if k in va]
     vm = {}
     for k in keys:
         if k in va:

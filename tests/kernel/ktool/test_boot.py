@@ -58,7 +58,10 @@ class Boot(unittest.TestCase):
     def test_bad_options(self):
         self.assertEqual(self.usage("--workload", "x"), "boot: unknown workload 'x' (none reclaim "
                          "mixed checker coherence offline idle pageout oom hotpath kunit "
-                         "reclaim-ext4 checker-ext4 coherence-ext4)")
+                         "reclaim-ext4 checker-ext4 coherence-ext4 reclaim-tmpfs reclaim-anon)")
+        self.assertEqual(self.usage("--workload", "reclaim-anon", "--disk-mb", "7"),
+                         "boot: reclaim-anon wants --disk-mb 8 or more (its swap; 3/4 of it is "
+                         "the data)")
         self.assertEqual(self.usage("--machine", "q35"),
                          "boot: --machine wants pc or microvm, got 'q35'")
         for n in ("0", "01", "-1", "1.5", "x", ""):
@@ -130,9 +133,32 @@ class Boot(unittest.TestCase):
         self.assertEqual((disks, argv.count("-drive")), ({}, 1))
         cmd, _, disks = boot.plan(self.opts("--workload", "reclaim-ext4"), "/w", "/c/e.img")
         self.assertEqual((cmd, disks), ("/bin/reclaim --threads 4 --passes 2 --dev /mnt/data", {}))
+        # Swap-backed: the scratch disk is the swap; 3/4 of it is the data.
+        cmd, _, disks = boot.plan(self.opts("--workload", "reclaim-tmpfs", "--disk-mb", "400"),
+                                  "/w")
+        self.assertEqual((cmd, disks), ("/bin/reclaim --threads 4 --passes 2 --fill 300 --dev "
+                                        "/mnt/data", {"/w/disk.img": 400}))
+        o = self.opts("--workload", "reclaim-anon")
+        self.assertEqual((o.base, o.fs, o.swap), ("reclaim", "", "anon"))
+        cmd, _, disks = boot.plan(o, "/w")
+        self.assertEqual((cmd, disks), ("/bin/reclaim --threads 3 --passes 2 --anon 576",
+                                        {"/w/disk.img": 768}))
         cmd, argv, _ = boot.plan(self.opts("--trace", "t.gz", "--workload", "hotpath"), "/w")
         self.assertIn("file,id=luftrace,path=/w/trace.raw", argv)
         self.assertEqual(cmd, "/bin/hotpath")
+
+    def test_init_swap(self):
+        """The swap workloads swap on the disk first, tmpfs's also mount a tmpfs; a
+        failed step is a set-up error."""
+        anon, tmpfs = boot.init_text("c", False, swap="anon"), boot.init_text("c", False,
+                                                                              swap="tmpfs")
+        self.assertIn('mkswap /dev/vda >/dev/null && swapon /dev/vda || r "@@setup_error '
+                      'cannot swap on /dev/vda"', anon)
+        self.assertNotIn("mount -t tmpfs -o size=0", anon)
+        self.assertIn('mount -t tmpfs -o size=0 tmpfs /mnt || r "@@setup_error cannot mount '
+                      'a tmpfs on /mnt"', tmpfs)
+        self.assertLess(tmpfs.index("swapon"), tmpfs.index("snap before"))
+        self.assertNotIn("swapon", boot.init_text("c", False, fs="ext4"))
 
     def test_ext4_image(self):
         """Made once per recipe, from the signature image, replacing the size's images
