@@ -495,6 +495,14 @@ def render(d):
             return "95%% interval %s-%s%% fewer" % (pct_out(-iv[1], False), pct_out(-iv[0], True))
         return "95% interval " + iv_text(iv)
 
+    def per_1000(w):
+        """[pristine's, luf's] medians of TLB shootdowns per 1,000 pages reclaimed on
+        workload @w, or None unless both kernels have them."""
+        v = [1000.0 * med(w, k, "tlb_shootdowns") / med(w, k, "pages_reclaimed")
+             for k in ("pristine", "luf")
+             if med(w, k, "tlb_shootdowns") is not None and med(w, k, "pages_reclaimed")]
+        return v if len(v) == 2 else None
+
     if any(w in ws for w in TABLED):
         p("| target | measured | |")
         p("|---|---|---|")
@@ -541,15 +549,13 @@ def render(d):
         if not pe or le is None:
             continue
         red = 100.0 * (pe - le) / pe
-        # Swap-backed memory: how much a boot reclaims varies about two-fold
-        # between boots of one kernel, so the shootdowns per page reclaimed too.
-        per = [1000.0 * med(w, k, "tlb_shootdowns") / med(w, k, "pages_reclaimed")
-               for k in ("pristine", "luf") if med(w, k, "pages_reclaimed")]
+        # How much a boot reclaims varies (two-fold between boots of one kernel
+        # on the swap-backed workloads), so the shootdowns per page reclaimed too.
+        per = per_1000(w)
         p("| %s: >= %.0f%% fewer TLB shootdowns | %s%% fewer (%s -> %s; %s; %sruntime "
           "%s, runs %s s and %s s) | %s |" %
           (w, target, pct_down(red), fmt(pe), fmt(le), interval(w, "tlb_shootdowns", True),
-           "%.1f -> %.1f per 1,000 pages reclaimed; " % tuple(per)
-           if len(per) == 2 and w != "reclaim-ext4" else "",
+           "%.1f -> %.1f per 1,000 pages reclaimed; " % tuple(per) if per else "",
            rel(med(w, "luf", "runtime_s"), med(w, "pristine", "runtime_s")),
            spread(w, "pristine", "runtime_s"), spread(w, "luf", "runtime_s"),
            "MET" if red >= target else "MISSED"))
@@ -564,13 +570,9 @@ def render(d):
         p("| checker: 0 mismatches on the patched kernel, >= 3 runs that passed | %d in %d "
           "run(s) | %s |" % (d["mismatches_patched"], runs,
                               "MET" if not d["mismatches_patched"] and runs >= 3 else "MISSED"))
-        per = [(k, 1000.0 * med("checker", k, "tlb_shootdowns") /
-                med("checker", k, "pages_reclaimed"))
-               for k in ("pristine", "luf") if med("checker", k, "tlb_shootdowns") is not None and
-               med("checker", k, "pages_reclaimed")]
-        if len(per) == 2:
-            p("| checker: shootdowns per 1,000 pages reclaimed | %.1f -> %.1f | |" %
-              (per[0][1], per[1][1]))
+        per = per_1000("checker")
+        if per:
+            p("| checker: shootdowns per 1,000 pages reclaimed | %.1f -> %.1f | |" % tuple(per))
     ns = med("reclaim", "luf-noswitch", "tlb_shootdowns")
     if pr and ns is not None:
         p("| reclaim, luf.switch_done=0 (closest to PCID) | %s%% fewer (%s) | |" %
