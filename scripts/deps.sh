@@ -4,7 +4,8 @@
 # Usage: scripts/deps.sh run|test|kernel  (run: the main job; test: every test;
 #        kernel: what tests/kernel/ needs: run and vendor (Debian's kernel and
 #        headers), kbuild (linux-source-6.1 and the kernel's build dependencies),
-#        boot (QEMU, busybox, static guest programs; e2fsprogs for the ext4 images),
+#        boot (QEMU, busybox, static guest programs; e2fsprogs for the ext4 images;
+#        fio and stress-ng, the peers workload's suites),
 #        checkpatch (python3-ply, python3-git))
 set -euo pipefail
 
@@ -12,7 +13,7 @@ base=(cmake make gcc pkg-config zlib1g-dev)
 tests=(liburcu-dev libck-dev doxygen gnuplot-nox clang libcmocka-dev libcriterion-dev libclang-rt-14-dev valgrind spin python3 linux-source-6.1 abigail-tools)
 kernel=(linux-image-amd64 linux-headers-amd64 qemu-system-x86 busybox-static cpio libc6-dev
 	linux-source-6.1 xz-utils patch flex bison bc libelf-dev libssl-dev dwarves sparse python3
-	python3-ply python3-git e2fsprogs)
+	python3-ply python3-git e2fsprogs fio stress-ng)
 
 case "${1:-test}" in
 run) want=("${base[@]}" gnuplot-nox) ;;

@@ -5,7 +5,8 @@
 After a change to the series (lib/kernel/patches), every JSON of bench/kernel
 must be recorded again on it (notes.py --check fails until then). This runs the
 command each bench/kernel/COMMAND* file holds (short, hot paths, sweep, full,
-ext4, swap: about three hours of boots on an idle 2-core machine), each with
+ext4, swap: about two hours and twenty minutes of boots on an idle 2-core
+machine: the issues' least run counts, the ext4 comparison in its short form), each with
 "--work DIR/SERIES/NAME" (tests/kernel/compare --work): run again after it was
 killed, it boots only what has no passed results yet. Then it writes
 NOTES.md, the README's kernel paragraph and section 4 of bench/RESULTS.md from

@@ -424,12 +424,6 @@ static unsigned long prefault(unsigned long base)
 	return sum;
 }
 
-/* Pages reclaimed so far. */
-static long vm_reclaimed(void)
-{
-	return vmstat_sum("pgsteal_kswapd") + vmstat_sum("pgsteal_direct");
-}
-
 /* Size of the inactive file list, in pages (at least 1). */
 static long inactive_file_pages(void)
 {

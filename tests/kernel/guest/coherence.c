@@ -145,6 +145,26 @@
  * the witness counts a read past the end in between as no version. The
  * pwrite, map and dio writers work on a file too; the others need disks.
  *
+ * The hole writer's page is a hole of a file (made again each round with
+ * fallocate(FALLOC_FL_PUNCH_HOLE); version 1 reads as zeros): the reader's
+ * read fault fills it, and on a tmpfs that folio stays clean, so step 3
+ * frees it at once. Its new version comes from the second process, whose
+ * thread A reads P through its writable MAP_SHARED mapping before writing
+ * it: the read fault puts a new frame there. A kernel that maps a page of a
+ * tmpfs writable on a read fault (shmem needs no write notification) lets
+ * the stores that follow go without the write fault that settles the file,
+ * and leaves the reader on the old frame.
+ *
+ * The anon writer's page is private anonymous memory of this process (the
+ * guest swaps on a disk): written (version 1) and paged out once, then read
+ * back by the reader's fault, read-only and clean from the swap cache; step
+ * 3 frees it at once (clean in the swap cache), and the new version is a
+ * write fault of this thread, which reads the page from swap into a new
+ * frame and writes version 2 there; the witness reads it through the same
+ * mapping. A kernel that deferred the flush and let the write fault make
+ * the PTE writable without settling this mm leaves the reader on the old
+ * frame. (Not among the default writers: it needs swap.)
+ *
  * The second process is forked before any window opens: a fork() in the
  * process that holds the stale translation flushes its mm (dup_mmap()) and
  * would close the window. Keep other tasks off the reader's CPU
@@ -152,7 +172,8 @@
  *
  * Usage: coherence [--dev /dev/vda] [--rounds N]
  *                  [--writers pwrite,map,dio,mount,release,flight,aio,zeroes,passthru,
- *                  mpath,loop,dm,target,export,shared,part,punch,truncate] [--span PAGES]
+ *                  mpath,loop,dm,target,export,shared,part,punch,truncate,hole,anon]
+ *                  [--span PAGES]
  *                  [--fs-dev /dev/vdb]
  *                  [--flight-dev /dev/vdc] [--nvme-dev DEV] [--mpath-dev DEV]
  *                  [--zeroes-dev DEV] [--loop-dev /dev/loop0] [--target-dev /dev/vdd]
@@ -208,11 +229,14 @@ enum writer {
 	W_PART,
 	W_PUNCH,
 	W_TRUNCATE,
+	W_HOLE,
+	W_ANON,
 	W_NR
 };
-static const char *const writer_name[W_NR] = {
-    "pwrite", "map",  "dio", "mount",  "release", "flight", "aio",  "zeroes", "passthru",
-    "mpath",  "loop", "dm",  "target", "export",  "shared", "part", "punch",  "truncate"};
+static const char *const writer_name[W_NR] = {"pwrite", "map",	 "dio",	     "mount",	 "release",
+					      "flight", "aio",	 "zeroes",   "passthru", "mpath",
+					      "loop",	"dm",	 "target",   "export",	 "shared",
+					      "part",	"punch", "truncate", "hole",	 "anon"};
 
 /* Writers that write around the page cache before the witness starts. */
 static int around(int k)
@@ -220,10 +244,10 @@ static int around(int k)
 	return k >= W_ZEROES && k <= W_SHARED;
 }
 
-/* Writers of --dev's pages: pwrite, map, dio, part, punch, truncate. */
+/* Writers of --dev's pages: pwrite, map, dio, part, punch, truncate, hole. */
 static int on_dev(int k)
 {
-	return k <= W_DIO || k >= W_PART;
+	return k <= W_DIO || (k >= W_PART && k <= W_HOLE);
 }
 
 /* The slot of --dev a writer's pages lie in: pwrite, map, dio, then the others. */
@@ -268,7 +292,7 @@ static const char *dev = "/dev/vda", *fs_dev = "/dev/vdb", *flight_dev = "/dev/v
 		  *shared_alias = "/dev/vdf";
 /* The shared writer: the disk its reader maps, and the same image again. */
 static int shared_fd = -1, shared_alias_fd = -1;
-static int fd, dio_fd, fs_fd = -1, part_fd = -1, flight_fd = -1, flight_dio_fd = -1;
+static int fd = -1, dio_fd = -1, fs_fd = -1, part_fd = -1, flight_fd = -1, flight_dio_fd = -1;
 /*
  * An NVMe namespace's block device, found by the end of its subsystem's NQN
  * unless given: the passthru and dm writers', the zeroes writer's, the mpath
@@ -301,6 +325,8 @@ static long rounds = 3, span = 4096;
 static uint64_t file_size; /* --dev's size (the truncate writer extends it back) */
 static int reader_cpu, witness_cpu;
 
+/* The anon writer's page: private anonymous memory of this process. */
+static uint64_t *anon_page;
 static _Atomic unsigned int seen; /* newest version the witness has read */
 static atomic_int stop_reader, stop_witness, reader_ready, witness_go, reader_paused;
 
@@ -308,6 +334,7 @@ struct reader {
 	const volatile uint64_t *page;
 	int sb;		   /* the page is a superblock's (the mount writer) */
 	int zeroes;	   /* zeros are version 2 (zeroes_writer()) */
+	int hole;	   /* zeros are version 1 (the hole writer) */
 	unsigned int word; /* the word of P looked at (watched_word()) */
 	uint64_t pgidx;
 	pid_t tid;
@@ -342,9 +369,9 @@ static void *reader_main(void *arg)
 			ok = SIG_MAGIC_OF(w) == SIG_MAGIC && SIG_PAGE_OF(w) == r->pgidx &&
 			     SIG_WORD_OF(w) == r->word;
 			v = SIG_VERSION_OF(w);
-			if (r->zeroes && !w) {
+			if ((r->zeroes || r->hole) && !w) {
 				ok = 1;
-				v = 2;
+				v = r->hole ? 1 : 2;
 			}
 		}
 		if (!ok)
@@ -360,9 +387,10 @@ static void *reader_main(void *arg)
 
 struct witness {
 	uint64_t pgidx;
-	int sb, zeroes;
+	int sb, zeroes, hole;
 	unsigned int word;
-	int fd; /* the disk's page cache (not the mount writer's) */
+	int fd;			       /* the disk's page cache (not the mount writer's) */
+	const volatile uint64_t *page; /* else this page, read through its mapping (anon) */
 	unsigned long reads;
 };
 
@@ -393,7 +421,12 @@ static void *witness_main(void *arg)
 		if (wt->sb) {
 			v = sb_mnt_count();
 		} else {
-			ssize_t n = pread(wt->fd, &w, sizeof(w),
+			ssize_t n = sizeof(w);
+
+			if (wt->page)
+				w = wt->page[wt->word];
+			else
+				n = pread(wt->fd, &w, sizeof(w),
 					  (off_t)(wt->pgidx * PAGE_SIZE + wt->word * sizeof(w)));
 
 			/* The truncate writer's word is past the end for a moment. */
@@ -406,6 +439,7 @@ static void *witness_main(void *arg)
 					    SIG_WORD_OF(w) == wt->word
 					? (long)SIG_VERSION_OF(w)
 				    : wt->zeroes && !w ? 2
+				    : wt->hole && !w   ? 1
 						       : -1;
 		}
 		wt->reads++;
@@ -465,6 +499,7 @@ static void write_file(const char *path, const char *s)
 struct child_req {
 	uint64_t pgidx;
 	unsigned int version;
+	int read_first; /* thread A reads P before it writes (the hole writer) */
 };
 
 struct racer {
@@ -517,6 +552,17 @@ static void child_main(void)
 		b.pagemap = open("/proc/self/pagemap", O_RDONLY);
 		if (b.pagemap < 0 || pthread_create(&bt, NULL, racer_main, &b))
 			die("racer");
+		/*
+		 * The hole writer: a read fault maps P first; a kernel that maps it
+		 * writable then takes no write fault, which is where it settles.
+		 */
+		if (req.read_first) {
+			/* Zeros, or the racer's store already (no fault stops it). */
+			uint64_t w0 = *(volatile uint64_t *)p;
+
+			if (w0 && w0 != sig_word(req.pgidx, req.version, 0))
+				die("the hole writer's page is not a hole");
+		}
 		for (w = 0; w < WORDS_PER_PAGE; w++)
 			p[w] = sig_word(req.pgidx, req.version, w);
 		atomic_store(&b.done, 1);
@@ -548,7 +594,7 @@ static void write_page_sync(int f, uint64_t *buf, uint64_t pgidx, unsigned int v
 /* Make version @v of page @pgidx with writer @k. */
 static void do_write(enum writer k, uint64_t pgidx, unsigned int v, uint64_t *buf)
 {
-	struct child_req req = {pgidx, v};
+	struct child_req req = {pgidx, v, k == W_HOLE};
 	char ok;
 	long i;
 
@@ -559,6 +605,7 @@ static void do_write(enum writer k, uint64_t pgidx, unsigned int v, uint64_t *bu
 		pwrite_all(fd, buf, span * PAGE_SIZE, (off_t)(pgidx * PAGE_SIZE));
 		break;
 	case W_MAP:
+	case W_HOLE:
 		if (write(to_child[1], &req, sizeof(req)) != sizeof(req) ||
 		    read(from_child[0], &ok, 1) != 1)
 			die("second process");
@@ -644,6 +691,10 @@ static void do_write(enum writer k, uint64_t pgidx, unsigned int v, uint64_t *bu
 		if (ftruncate(fd, (off_t)(pgidx * PAGE_SIZE + PAGE_SIZE / 2)) ||
 		    ftruncate(fd, (off_t)file_size))
 			die("ftruncate");
+		break;
+	case W_ANON: /* a write fault on the page, back from swap into a new frame */
+		sig_fill(buf, pgidx, v);
+		memcpy(anon_page, buf, PAGE_SIZE);
 		break;
 	case W_PART: /* before step 3 */
 		sig_fill(buf, pgidx, v);
@@ -756,17 +807,45 @@ static void one_round(enum writer k, uint64_t pgidx, uint64_t *buf, struct tally
 		  : k == W_RELEASE  ? rel_fd
 				    : fd;
 	int invalidated = 0, read_old = 0, zeroes = zeroes_writer(k);
-	struct reader r = {.pgidx = pgidx, .sb = sb, .zeroes = zeroes, .word = watched_word(k)};
-	struct witness wt = {
-	    .pgidx = pgidx, .sb = sb, .zeroes = zeroes, .word = watched_word(k), .fd = dfd};
+	int hole = k == W_HOLE;
+	struct reader r = {
+	    .pgidx = pgidx, .sb = sb, .zeroes = zeroes, .hole = hole, .word = watched_word(k)};
+	struct witness wt = {.pgidx = pgidx,
+			     .sb = sb,
+			     .zeroes = zeroes,
+			     .hole = hole,
+			     .word = watched_word(k),
+			     .fd = dfd};
 	pthread_t rt, wtt;
 	unsigned char vec = 1;
+	int i;
 	unsigned long flt0;
 	long v0 = 1;
-	void *map;
+	void *map = NULL;
 
-	/* 1. Version 1 (the mount writer: the superblock's count), clean. */
-	if (sb) {
+	/*
+	 * 1. Version 1 (the mount writer: the superblock's count), clean. The
+	 * anon writer's page is written, then paged out once (its PTE was
+	 * dirty: flushed), so that the reader's fault maps it back read-only
+	 * and clean from the swap cache, and the reclaim of step 3 finds it
+	 * clean there: freed at once, not kept for writeback.
+	 */
+	if (k == W_ANON) {
+		map = mmap(NULL, PAGE_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+			   0);
+		if (map == MAP_FAILED)
+			die("mmap anonymous");
+		anon_page = map;
+		sig_fill(anon_page, pgidx, 1);
+		if (madvise(map, PAGE_SIZE, MADV_PAGEOUT))
+			die("madvise(MADV_PAGEOUT) anonymous");
+		usleep(100000);
+	} else if (hole) {
+		/* Version 1 is a hole: the reader's read fault fills it, clean. */
+		if (fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+			      (off_t)(pgidx * PAGE_SIZE), PAGE_SIZE))
+			die("fallocate(FALLOC_FL_PUNCH_HOLE) (hole)");
+	} else if (sb) {
 		v0 = sb_mnt_count();
 		if (v0 < 0) {
 			fprintf(stderr, "%s: no ext2 superblock on %s\n", prog, fs_dev);
@@ -776,7 +855,7 @@ static void one_round(enum writer k, uint64_t pgidx, uint64_t *buf, struct tally
 		sig_fill(buf, pgidx, 1);
 		pwrite_all(dfd, buf, PAGE_SIZE, (off_t)(pgidx * PAGE_SIZE));
 	}
-	if (fdatasync(sb ? fs_fd : dfd))
+	if (k != W_ANON && fdatasync(sb ? fs_fd : dfd))
 		die("fdatasync");
 	/* The flight writer's disk: nothing in its page cache but what the reader maps. */
 	if (fl && posix_fadvise(dfd, 0, 0, POSIX_FADV_DONTNEED))
@@ -791,11 +870,21 @@ static void one_round(enum writer k, uint64_t pgidx, uint64_t *buf, struct tally
 	 * and waits: creating a thread later (its stack's mmap and mprotect)
 	 * could settle this mm and close the window before the write.
 	 */
-	map = mmap(NULL, PAGE_SIZE, PROT_READ, MAP_SHARED, sb ? fs_fd : dfd,
-		   (off_t)(pgidx * PAGE_SIZE));
+	if (k != W_ANON)
+		map = mmap(NULL, PAGE_SIZE, PROT_READ, MAP_SHARED, sb ? fs_fd : dfd,
+			   (off_t)(pgidx * PAGE_SIZE));
 	if (map == MAP_FAILED || (fl && madvise(map, PAGE_SIZE, MADV_RANDOM)))
 		die("mmap");
+	/*
+	 * The hole writer: this thread's read fault fills the hole, so that the
+	 * new folio waits in this CPU's LRU batch, which MADV_PAGEOUT drains
+	 * (the reader's fault would leave it in the reader CPU's batch).
+	 */
+	if (hole && *(volatile uint64_t *)map)
+		die("the hole writer's page is not a hole");
 	r.page = map;
+	if (k == W_ANON)
+		wt.page = map;
 	atomic_store(&witness_go, 0);
 	if (pthread_create(&rt, NULL, reader_main, &r) ||
 	    pthread_create(&wtt, NULL, witness_main, &wt))
@@ -844,16 +933,24 @@ static void one_round(enum writer k, uint64_t pgidx, uint64_t *buf, struct tally
 	if (before_reclaim(k))
 		do_write(k, pgidx, 2, buf);
 
-	/* 3. A stale translation: accessed bit cleared unflushed, then reclaim. */
-	flt0 = thread_faults(r.tid);
-	write_file("/proc/self/clear_refs", "1");
-	if (madvise(map, PAGE_SIZE, MADV_PAGEOUT))
-		die("madvise(MADV_PAGEOUT)");
-	usleep(20000);
-
-	/* Open right before the write: not resident, and the reader never refaulted. */
-	if (mincore(map, PAGE_SIZE, &vec))
-		die("mincore");
+	/*
+	 * 3. A stale translation: accessed bit cleared unflushed, then reclaim.
+	 * The anon writer tries up to 5 times: a reader's refault between the
+	 * two (the accessed bit set again) makes MADV_PAGEOUT flush the page's
+	 * translation as it ages it, and the reader maps the page again.
+	 */
+	for (i = 0; i < (k == W_ANON ? 5 : 1); i++) {
+		flt0 = thread_faults(r.tid);
+		write_file("/proc/self/clear_refs", "1");
+		if (madvise(map, PAGE_SIZE, MADV_PAGEOUT))
+			die("madvise(MADV_PAGEOUT)");
+		usleep(20000);
+		/* Open right before the write: not resident, the reader never refaulted. */
+		if (mincore(map, PAGE_SIZE, &vec))
+			die("mincore");
+		if (!(vec & 1) && thread_faults(r.tid) == flt0)
+			break;
+	}
 	t->rounds++;
 	if (!(vec & 1) && thread_faults(r.tid) == flt0 && atomic_load(&r.last) == v0)
 		t->windows++;
@@ -1308,7 +1405,7 @@ int main(int argc, char **argv)
 	static const char usage[] =
 	    "usage: coherence [--dev DEV] [--rounds N] "
 	    "[--writers pwrite,map,dio,mount,release,flight,aio,zeroes,passthru,mpath,loop,dm,"
-	    "target,export,shared,part,punch,truncate] "
+	    "target,export,shared,part,punch,truncate,hole,anon] "
 	    "[--span PAGES] [--fs-dev DEV] [--flight-dev DEV] [--nvme-dev DEV] [--mpath-dev DEV] "
 	    "[--zeroes-dev DEV] "
 	    "[--loop-dev DEV] [--target-dev DEV] [--shared-dev DEV] [--shared-alias DEV]\n";
@@ -1374,11 +1471,17 @@ int main(int argc, char **argv)
 	witness_cpu = 1;
 	if (pin_to_cpu(0))
 		die("pin writer");
-	fd = open(dev, O_RDWR);
-	dio_fd = open(dev, O_RDWR | O_DIRECT);
-	if (fd < 0 || dio_fd < 0)
-		die(dev);
-	file_size = fd_size(fd);
+	for (k = 0, i = 0; k < W_NR; k++)
+		i += on_dev(k) && want[k];
+	/* --dev: only for its writers (the anon writer alone may run on a swap disk). */
+	if (i) {
+		/* (Only the dio writer's: a tmpfs refuses O_DIRECT.) */
+		fd = open(dev, O_RDWR);
+		dio_fd = want[W_DIO] ? open(dev, O_RDWR | O_DIRECT) : -1;
+		if (fd < 0 || (want[W_DIO] && dio_fd < 0))
+			die(dev);
+		file_size = fd_size(fd);
+	}
 	npages = file_size / PAGE_SIZE;
 	if (want[W_TRUNCATE]) {
 		struct stat st;

@@ -191,6 +191,41 @@ static inline long vmstat_sum(const char *prefix)
 	return sum;
 }
 
+/* Pages reclaimed so far (kswapd's and direct reclaim's). */
+static inline long vm_reclaimed(void)
+{
+	return vmstat_sum("pgsteal_kswapd") + vmstat_sum("pgsteal_direct");
+}
+
+/* TLB shootdowns received so far, all CPUs: the "TLB" row of /proc/interrupts, or -1. */
+static inline long tlb_shootdowns(void)
+{
+	char *line = NULL, *p, *end;
+	size_t cap = 0;
+	long sum = -1;
+	FILE *f = fopen("/proc/interrupts", "r");
+
+	if (!f)
+		return -1;
+	while (getline(&line, &cap, f) > 0) {
+		p = line + strspn(line, " ");
+		if (strncmp(p, "TLB:", 4))
+			continue;
+		/* The per-CPU counts, up to the row's description. */
+		for (p += 4, sum = 0;; p = end) {
+			long v = strtol(p, &end, 10);
+
+			if (end == p)
+				break;
+			sum += v;
+		}
+		break;
+	}
+	free(line);
+	fclose(f);
+	return sum;
+}
+
 /*
  * Page signature (checker). Every 64-bit word of a disk page describes itself:
  *   bits 63..48  SIG_MAGIC

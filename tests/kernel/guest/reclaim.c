@@ -29,7 +29,9 @@
  * Usage: reclaim [--dev /dev/vda] [--threads N] [--passes P] [--write-every K]
  *                [--stagger 0|1] [--fill MB | --anon MB]
  * Prints key=value lines: threads, passes, pages, reads, writes, bad_reads,
- * runtime_s, ...; exit 1 if a read was bad.
+ * runtime_s, read_tlb_shootdowns and read_pages_reclaimed (the read phase's: TLB
+ * shootdowns received, the "TLB" row of /proc/interrupts, and pages reclaimed),
+ * ...; exit 1 if a read was bad.
  */
 #include "common.h"
 
@@ -121,6 +123,7 @@ int main(int argc, char **argv)
 	unsigned long reads = 0, writes = 0, bad_reads = 0;
 	uint64_t size;
 	double t0, t1;
+	long shoot0, shoot1, steal0, steal1;
 	int fd = -1, i;
 
 	prog = "reclaim";
@@ -156,7 +159,8 @@ int main(int argc, char **argv)
 		if (wmap == MAP_FAILED)
 			die("mmap anonymous");
 		for (i = 0; (unsigned long)i < npages; i++)
-			memset((unsigned char *)wmap + (size_t)i * PAGE_SIZE, fill_byte(i), PAGE_SIZE);
+			memset((unsigned char *)wmap + (size_t)i * PAGE_SIZE, fill_byte(i),
+			       PAGE_SIZE);
 		if (mprotect((void *)wmap, size, PROT_READ))
 			die("mprotect PROT_READ");
 		rmap = wmap;
@@ -169,7 +173,10 @@ int main(int argc, char **argv)
 			fprintf(stderr, "%s: --fill: %s is not a regular file\n", prog, dev);
 			return 2;
 		}
-		fd = open(dev, fill_mb ? O_RDWR | O_CREAT | O_TRUNC : write_every ? O_RDWR : O_RDONLY,
+		fd = open(dev,
+			  fill_mb	? O_RDWR | O_CREAT | O_TRUNC
+			  : write_every ? O_RDWR
+					: O_RDONLY,
 			  0600);
 		if (fd < 0)
 			die(dev);
@@ -244,6 +251,8 @@ int main(int argc, char **argv)
 	}
 	pthread_barrier_wait(start_line);
 	t0 = now_s();
+	shoot0 = tlb_shootdowns();
+	steal0 = vm_reclaimed();
 	for (i = 0; i < nthreads; i++) {
 		if (anon_mb) {
 			int status;
@@ -260,6 +269,8 @@ int main(int argc, char **argv)
 		}
 	}
 	t1 = now_s();
+	shoot1 = tlb_shootdowns();
+	steal1 = vm_reclaimed();
 	for (i = 0; i < nthreads; i++) {
 		reads += workers[i].reads;
 		writes += workers[i].writes;
@@ -281,6 +292,9 @@ int main(int argc, char **argv)
 	for (i = 0; i < nthreads; i++)
 		printf("%s%.2f", i ? "," : "", workers[i].seconds);
 	printf("\nruntime_s=%.2f\n", t1 - t0);
+	/* The read phase alone, without the fill's (--anon: dirty PTEs, flushed on any kernel). */
+	printf("read_tlb_shootdowns=%ld\n", shoot0 < 0 || shoot1 < 0 ? -1 : shoot1 - shoot0);
+	printf("read_pages_reclaimed=%ld\n", steal1 - steal0);
 	fflush(stdout);
 	if (bad_reads)
 		fprintf(stderr, "%s: %lu reads saw other contents than were written\n", prog,

@@ -29,7 +29,15 @@ Usage: boot --kernel BZIMAGE [--workload NAME] [--kunit] [--disk-mb N] [--thread
                    read by --threads forked children (default 3, on CPUs 1-3).
                    Their writes (the fill) are inside the counters and
                    runtime_s; workload.runtime_s is the read phase alone.
-                   Default: none.
+                   coherence-anon: coherence's anon writer (a write fault on
+                   private anonymous memory swapped in again), the disk as swap;
+                   coherence-tmpfs: coherence's writers pwrite, map, punch,
+                   truncate and hole over a sparse file on a tmpfs, the disk
+                   as swap;
+                   peers (guest/peers.c): Debian's fio (verify=crc32c, mmap and
+                   psync engines) and stress-ng (vm class, --verify) from a second
+                   disk (peers_image(), mounted on /peers) while reclaim-ext4's
+                   reclaim runs over /mnt/data. Default: none.
   --kunit          parse the console with the kernel's own KUnit parser
                    (tools/testing/kunit/kunit.py parse, from the kernel's source tree
                    in the kbuild cache) and fail on any failed, crashed or missing case
@@ -87,6 +95,7 @@ import glob
 import gzip
 import hashlib
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -100,9 +109,9 @@ from . import cli, ktap, verdict
 GUEST = os.path.join(cli.KDIR, "guest")
 WORKLOADS = ("none", "reclaim", "mixed", "checker", "coherence", "offline", "idle", "pageout",
              "oom", "hotpath", "kunit", "reclaim-ext4", "checker-ext4", "coherence-ext4",
-             "reclaim-tmpfs", "reclaim-anon")
+             "reclaim-tmpfs", "reclaim-anon", "coherence-anon", "coherence-tmpfs", "peers")
 MICROVM = ("none", "kunit", "reclaim", "mixed", "checker", "hotpath", "reclaim-ext4",
-           "checker-ext4")
+           "checker-ext4", "reclaim-tmpfs", "reclaim-anon")
 # WORKLOAD-ext4: WORKLOAD over the file /mnt/data of an ext4 file system (journal on,
 # data=ordered) that fills the disk, made on the host by mkfs.ext4 -d (ext4_image()).
 FS_SUFFIX = "-ext4"
@@ -110,8 +119,28 @@ FS_SUFFIX = "-ext4"
 # a tmpfs or private anonymous memory (reclaim --fill, --anon), of SWAP_SHARE of the disk.
 SWAP_SUFFIXES = ("-tmpfs", "-anon")
 SWAP_SHARE = (3, 4)
+# The peers workload's suites (Debian's fio and stress-ng), copied into its image
+# with the shared libraries ldd names for them, and what ldd does not name: the
+# dynamic loader the guest runs them through, and libgcc_s.so.1, which glibc
+# dlopens for pthread_cancel().
+PEERS = ("/usr/bin/fio", "/usr/bin/stress-ng")
+PEERS_EXTRA = ("/lib64/ld-linux-x86-64.so.2", "/lib/x86_64-linux-gnu/libgcc_s.so.1")
+# Free space in the peers image for the suites' files (fio's two of 160 MiB), in MiB.
+PEERS_FREE_MB = 400
+# The peers image's file naming the directories of its libraries (paths in the
+# image, ':' between them): the guest prefixes each with the mount point and hands
+# them to the loader (--library-path).
+PEERS_LIBPATH = "library-path"
+# The peers workload's QEMU limit: its warm-up and suites should take up to about 10
+# minutes of guest time (estimated, not measured yet), as much again on a loaded host,
+# and the boot.
+PEERS_TIMEOUT = 1500
 # The coherence writers that write a file (the others need a disk of their own).
 FILE_WRITERS = "pwrite,map,dio,punch,truncate"
+# coherence-tmpfs: those a tmpfs takes (no O_DIRECT), and the hole writer, over a
+# sparse file of TMPFS_FILE_MB on the tmpfs (7 slots of 3 rounds of 4097 pages).
+TMPFS_WRITERS = "pwrite,map,punch,truncate,hole"
+TMPFS_FILE_MB = 400
 # option: (attribute, its default; None for a flag)
 OPTIONS = {"--kernel": ("kernel", ""), "--workload": ("workload", "none"),
            "--kunit": ("kunit", None), "--disk-mb": ("disk_mb", "768"),
@@ -189,6 +218,8 @@ def options(argv):
     if o.swap and o.disk_mb < 8:
         raise cli.Usage("boot: %s wants --disk-mb 8 or more (its swap; 3/4 of it is "
                         "the data)" % o.workload)
+    if o.base == "peers":  # the pressure: reclaim over reclaim-ext4's file system
+        o.fs = "ext4"
     # pageout holds 1 GiB of the disk's page cache at once.
     if o.workload == "pageout":
         o.mem = o.mem if "mem" in given else "1536M"
@@ -200,6 +231,8 @@ def options(argv):
             o.timeout = 300
         elif o.base == "checker":
             o.timeout = 3 * o.seconds + 360  # the checker may run to 3 S + 60
+        elif o.base == "peers":
+            o.timeout = PEERS_TIMEOUT
         else:
             o.timeout = 600 + o.disk_mb * o.passes * (o.threads or 4) // 4
         o.timeout += 600 if o.kunit else 0
@@ -259,62 +292,141 @@ def signature_image(cache, gdir, mb):
     return img
 
 
-def mkfs_ext4_argv(mkfs, src, img, mb):
+def mkfs_ext4_argv(mkfs, src, img, mb, inodes=64):
     """mkfs.ext4's command line for an image @img of ext4 holding the directory @src
-    (@mb MiB of data): journal on, 4 KiB blocks, 64 inodes, no reserved blocks,
-    root-owned files, room for the journal, the inode tables and the extent tree."""
-    return [mkfs, "-q", "-F", "-b", "4096", "-m", "0", "-N", "64", "-E", "root_owner=0:0",
-            "-d", src, img, "%dM" % (mb + mb // 8 + 80)]
+    (@mb MiB of data): journal on, 4 KiB blocks, at least @inodes inodes, no reserved
+    blocks, root-owned files, room for the journal, the inode tables and the extent
+    tree."""
+    return [mkfs, "-q", "-F", "-b", "4096", "-m", "0", "-N", str(inodes), "-E",
+            "root_owner=0:0", "-d", src, img, "%dM" % (mb + mb // 8 + 80)]
 
 
-def ext4_image(cache, gdir, mb):
-    """An ext4 image whose file /data holds the signature image of @mb MiB, made by
-    mkfs.ext4 -d (e2fsprogs) with no root; cached beside the signature image, named
-    by a key of its recipe (mkfs_ext4_argv(), mke2fs's version and its
-    configuration file: the features come from there), replacing that size's images
-    of other recipes. Its path; raises Fail if mkfs.ext4 is missing or fails."""
-    sig = signature_image(cache, gdir, mb)
+def mkfs_ext4():
+    """mkfs.ext4's path; raises Fail if there is none (e2fsprogs)."""
     mkfs = shutil.which("mkfs.ext4") or "/sbin/mkfs.ext4"
     if not os.access(mkfs, os.X_OK):
         raise cli.Fail("no mkfs.ext4 (e2fsprogs)")
-    h = hashlib.sha256(" ".join(mkfs_ext4_argv("mkfs.ext4", "D", "I", mb)).encode())
+    return mkfs
+
+
+def recipe_key(mkfs, argv, h):
+    """Add to the hash @h an image's recipe: the mkfs.ext4 command line @argv (made
+    with placeholder paths), the version of mke2fs @mkfs and its configuration file
+    (the features come from there); returns its first 12 hex digits."""
+    h.update(" ".join(argv).encode())
     h.update(subprocess.run([mkfs, "-V"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             check=False).stdout)
     conf = os.environ.get("MKE2FS_CONFIG", "/etc/mke2fs.conf")
     if os.path.exists(conf):
         with open(conf, "rb") as f:
             h.update(f.read())
-    img = sig[:-len(".img")] + "-ext4-" + h.hexdigest()[:12] + ".img"
+    return h.hexdigest()[:12]
+
+
+def make_image(img, stale, what, fill, argv):
+    """The cached ext4 image @img, made unless it exists: under the lock of its
+    directory, the images the glob @stale matches removed first, a scratch directory
+    filled by @fill(DIR) and made into the image by the mkfs.ext4 command line
+    @argv(DIR, IMAGE); @what names it in messages. Its path; raises Fail, leaving
+    nothing behind, if it cannot be made."""
     if os.path.exists(img):
         return img
-    with open(os.path.join(os.path.dirname(sig), "lock"), "w") as lock:
+    with open(os.path.join(os.path.dirname(img), "lock"), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if os.path.exists(img):
             return img
-        for old in glob.glob(glob.escape(sig[:-len(".img")]) + "-ext4-*"):
+        for old in glob.glob(stale):
             os.remove(old)
-        say("making the ext4 image (%d MiB of data)" % mb)
+        say("making " + what)
         try:
-            with tempfile.TemporaryDirectory(dir=os.path.dirname(sig)) as tmp:
-                os.link(sig, os.path.join(tmp, "data"))
-                if cli.run(mkfs_ext4_argv(mkfs, tmp, img + ".tmp", mb),
-                           stdout=subprocess.DEVNULL).returncode:
+            with tempfile.TemporaryDirectory(dir=os.path.dirname(img)) as tmp:
+                fill(tmp)
+                if cli.run(argv(tmp, img + ".tmp"), stdout=subprocess.DEVNULL).returncode:
                     raise cli.Fail("mkfs.ext4 -d failed")
                 os.rename(img + ".tmp", img)
         except OSError as e:
-            raise cli.Fail("cannot make the ext4 image: %s" % e) from e
+            raise cli.Fail("cannot make %s: %s" % (what, e)) from e
         finally:
             if os.path.exists(img + ".tmp"):
                 os.remove(img + ".tmp")
     return img
 
 
-def plan(o, work, img=None):
+def ext4_image(cache, gdir, mb):
+    """An ext4 image whose file /data holds the signature image of @mb MiB, made by
+    mkfs.ext4 -d (e2fsprogs) with no root; cached beside the signature image, named
+    by a key of its recipe (recipe_key()), replacing that size's images of other
+    recipes. Its path; raises Fail if mkfs.ext4 is missing or fails."""
+    sig = signature_image(cache, gdir, mb)
+    mkfs = mkfs_ext4()
+    key = recipe_key(mkfs, mkfs_ext4_argv("mkfs.ext4", "D", "I", mb), hashlib.sha256())
+    return make_image(sig[:-len(".img")] + "-ext4-" + key + ".img",
+                      glob.escape(sig[:-len(".img")]) + "-ext4-*",
+                      "the ext4 image (%d MiB of data)" % mb,
+                      lambda tmp: os.link(sig, os.path.join(tmp, "data")),
+                      lambda tmp, img: mkfs_ext4_argv(mkfs, tmp, img, mb))
+
+
+def shared_libraries(exe):
+    """The paths of the shared libraries `ldd @exe` names, the dynamic loader
+    included (as ldd prints them: not resolved); raises Fail if one is not found."""
+    libs = []
+    for l in cli.output(["ldd", exe]).splitlines():
+        if "not found" in l:
+            raise cli.Fail("%s: %s" % (exe, l.strip()))
+        m = re.search(r"(/\S+) \(0x[0-9a-f]+\)$", l)
+        if m:
+            libs.append(m.group(1))
+    return libs
+
+
+def peers_image(cache, free_mb=PEERS_FREE_MB):
+    """The peers workload's second disk: an ext4 image (mkfs.ext4 -d, no root) of
+    PEERS, PEERS_EXTRA and the shared libraries ldd names for PEERS, each at its host
+    path (the contents of what a symbolic link names), the file PEERS_LIBPATH (the
+    directories of the libraries), an empty /work and about @free_mb MiB free.
+    Cached in @cache/disks, named by a key of those paths and contents and of the
+    recipe (recipe_key()), replacing the peers images of other keys. Its path;
+    raises Fail if fio or stress-ng is missing, ldd cannot find a library or
+    mkfs.ext4 fails."""
+    missing = [p for p in PEERS if not os.access(p, os.X_OK)]
+    if missing:
+        raise cli.Fail("no %s (scripts/deps.sh kernel)" % " or ".join(missing))
+    files = sorted(set(PEERS + PEERS_EXTRA).union(*(shared_libraries(p) for p in PEERS)))
+    h, pages = hashlib.sha256(), 0
+    for path in files:
+        with open(path, "rb") as f:
+            data = f.read()
+        h.update(path.encode() + b"\0" + hashlib.sha256(data).digest())
+        pages += (len(data) + 4095) >> 12
+    mb = (pages >> 8) + 1 + free_mb
+    mkfs = mkfs_ext4()
+    key = recipe_key(mkfs, mkfs_ext4_argv("mkfs.ext4", "D", "I", mb, 256), h)
+    libdirs = ":".join(sorted({os.path.dirname(p) for p in files if p not in PEERS}))
+
+    def fill(tmp):
+        for path in files:
+            dst = os.path.join(tmp, path.lstrip("/"))
+            os.makedirs(os.path.dirname(dst), exist_ok=True)
+            shutil.copy(path, dst)
+        os.mkdir(os.path.join(tmp, "work"))
+        with open(os.path.join(tmp, PEERS_LIBPATH), "w") as f:
+            f.write(libdirs + "\n")
+    disks = os.path.join(cache, "disks")
+    os.makedirs(disks, exist_ok=True)
+    return make_image(os.path.join(disks, "peers-%s.img" % key),
+                      os.path.join(glob.escape(disks), "peers-*.img"),
+                      "the peers image (%d MiB, %d files)" % (mb, len(files)), fill,
+                      lambda tmp, img: mkfs_ext4_argv(mkfs, tmp, img, mb, 256))
+
+
+def plan(o, work, img=None, peers=None):
     """The boot of the options @o (as options() returns them) in the scratch
     directory @work; @img is the disk's image if it has one (the checker's signature
-    image, or for a WORKLOAD-ext4 the ext4 image), attached with snapshot=on. Returns (the workload's
-    command line in the guest, the command line running QEMU under timeout,
-    {scratch disk image: size in MiB} to create first)."""
+    image, or for a WORKLOAD-ext4 and peers the ext4 image), @peers the peers
+    workload's second disk (peers_image()), both attached with snapshot=on. Returns
+    (the workload's command line in the guest, the command line running QEMU under
+    timeout, {scratch disk image: size in MiB} to create first)."""
     def w(name):
         return os.path.join(work, name)
 
@@ -347,10 +459,15 @@ def plan(o, work, img=None):
         "oom": ("/bin/offline --oom 128", isol + " luf.idle_ms=0"),
         # A memory block to offline: a pc-dimm whose blocks stay offline at boot.
         "offline": ("/bin/offline", "memhp_default_state=offline %s luf.idle_ms=0" % isol),
+        "peers": ("/bin/peers", ""),
     }[o.base]
     if o.fs:
         cmd += " --dev /mnt/data" + (" --writers " + FILE_WRITERS if o.base == "coherence" else "")
-    if o.swap:
+    if o.swap == "anon" and o.base == "coherence":
+        cmd += " --writers anon"
+    elif o.swap and o.base == "coherence":
+        cmd += " --dev /mnt/data --writers " + TMPFS_WRITERS
+    elif o.swap:
         mb = o.disk_mb * SWAP_SHARE[0] // SWAP_SHARE[1]
         cmd += " --anon %d" % mb if o.swap == "anon" else " --fill %d --dev /mnt/data" % mb
     if o.workload == "coherence":  # (coherence-ext4's writers need no other disk)
@@ -374,6 +491,8 @@ def plan(o, work, img=None):
                                                  "-device", "nvme,serial=lufmp,subsys=nvms",
                                                  "-device", "nvme-ns,drive=nvmp,nsid=1"] \
             + shared + shared
+    elif o.base == "peers":  # the suites' disk (/dev/vdb), mounted on /peers
+        extra = ["-drive", "file=%s,format=raw,if=virtio,cache=unsafe,snapshot=on" % peers]
     elif o.workload == "offline":
         mem += ",slots=2,maxmem=1G"
         extra = ["-object", "memory-backend-ram,id=m1,size=128M", "-device",
@@ -499,19 +618,26 @@ reboot -f
 """
 
 
-def init_text(cmd, trace, fs="", swap=""):
+def init_text(cmd, trace, fs="", swap="", peers=False):
     """The guest's /init running the command line @cmd (none if empty); @trace: with
     the tracing of --trace around it; @fs: the disk's file system, mounted on /mnt
     first; @swap (tmpfs or anon): the disk is swap, swapped on first (and for
-    tmpfs an unbounded tmpfs mounted on /mnt)."""
+    tmpfs an unbounded tmpfs mounted on /mnt); @peers: the second disk (the peers
+    image, ext4) mounted on /peers too."""
     mount = "mkdir -p /mnt && mount -t %s -o data=ordered /dev/vda /mnt || " \
         "r \"@@setup_error cannot mount /dev/vda (%s)\"" % (fs, fs) if fs else ""
+    if peers:
+        mount += "\nmkdir -p /peers && mount -t ext4 -o data=ordered /dev/vdb /peers || " \
+            "r \"@@setup_error cannot mount /dev/vdb (the peers image)\""
     if swap:
         mount = "mkswap /dev/vda >/dev/null && swapon /dev/vda || " \
             "r \"@@setup_error cannot swap on /dev/vda\""
     if swap == "tmpfs":
         mount += "\nmkdir -p /mnt && mount -t tmpfs -o size=0 tmpfs /mnt || " \
             "r \"@@setup_error cannot mount a tmpfs on /mnt\""
+    if swap == "tmpfs" and cmd.startswith("/bin/coherence"):  # its file, sparse
+        mount += "\ntruncate -s %dM /mnt/data || r \"@@setup_error cannot make /mnt/data\"" \
+            % TMPFS_FILE_MB
     return INIT % {"cmd": cmd, "start": "\n".join(x for x in (mount, TRACE_START if trace else "") if x),
                    "stop": TRACE_STOP if trace else ""}
 
@@ -596,11 +722,12 @@ def run_guest(o, cache, work):
     gdir = guest_programs(cache)
     img = ext4_image(cache, gdir, o.disk_mb) if o.fs else \
         signature_image(cache, gdir, o.disk_mb) if o.base == "checker" else None
-    cmd, argv, disks = plan(o, work, img)
+    peers = peers_image(cache) if o.base == "peers" else None
+    cmd, argv, disks = plan(o, work, img, peers)
     for path, mb in disks.items():
         with open(path, "wb") as f:
             f.truncate(mb << 20)
-    initramfs(work, gdir, init_text(cmd, o.trace, o.fs, o.swap))
+    initramfs(work, gdir, init_text(cmd, o.trace, o.fs, o.swap, bool(peers)))
     say("booting %s/%s (%s-smp %d -m %s, workload %s%s%s, timeout %d s)" % (
         os.path.basename(os.path.dirname(o.kernel)), os.path.basename(o.kernel),
         "" if o.machine == "pc" else o.machine + " ", o.smp, o.mem, o.workload,

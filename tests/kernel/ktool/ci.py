@@ -105,6 +105,13 @@ that `ctest -L kernel` runs, one STEP per test (tests/kernel/CMakeLists.txt):
            interrupted) must each fail their KUnit case; DEFER_DIRTY defers
            dirty translations: the LUF_DEBUG check in try_to_unmap_one() must
            fire (mixed workload)
+  peers    two peer test suites from Debian on the patched kernel (the peers
+           workload, guest/peers.c), while reclaim runs over a file on ext4:
+           fio (verify=crc32c; mmap and psync engines, files together larger
+           than RAM) and stress-ng --verify (its vm, mmap, madvise, mremap and
+           fork stressors) must each exit 0, and reclaim must have taken pages
+           and luf deferred flushes while each ran (else it proves nothing).
+           Skipped (77) without fio or stress-ng
   compare  tests/kernel/compare --runs 1 --short --workloads reclaim,checker,
            reclaim-tmpfs,reclaim-anon --baseline-off: the patched kernel, each
            workload once, and its runs with luf.reclaim=0 as the baseline; fails
@@ -114,8 +121,8 @@ that `ctest -L kernel` runs, one STEP per test (tests/kernel/CMakeLists.txt):
 Prints "kernel.STEP: ..." lines on stdout. The rules are functions of boot's
 key=value output (ktool.test_ci tests them).
 Environment: as kbuild and boot (LUF_KERNEL_CACHE, LUF_KERNEL_JOBS, ...).
-Exit: 0 pass, 1 fail, 2 usage, 77 skipped (no linux-source-6.1 or QEMU: run
-scripts/deps.sh kernel).
+Exit: 0 pass, 1 fail, 2 usage, 77 skipped (no linux-source-6.1 or QEMU, or for
+peers no fio or stress-ng: run scripts/deps.sh kernel).
 """
 import glob
 import os
@@ -124,7 +131,7 @@ import shutil
 import subprocess
 import tempfile
 
-from . import cli, kernels
+from . import boot, cli, kernels
 
 BOOT = os.path.join(cli.KDIR, "boot")
 PATCHES = os.path.dirname(cli.SERIES)
@@ -194,6 +201,44 @@ def sanitizer_fails(out):
     return fails
 
 
+def swap_fails(out, workload):
+    """The FAIL messages of a sanitizer step's boot of @workload (reclaim-anon or
+    reclaim-tmpfs) whose output is @out: it must defer 10,000 flushes, and
+    reclaim-tmpfs hold a folio written to swap (nr_luf_held: a dirty tmpfs folio
+    luf defers is held while its write to swap runs, unless its pass keeps more
+    than 32; a clean one is freed at once; an anonymous one is held only if its
+    write to swap was still running when its pass ended, 8 in 125,100 in the
+    debug kernel's 128 MiB), or it proves little of those paths."""
+    kv = parse_kv(out)
+    n, held = kv.get("nr_luf_deferred"), kv.get("nr_luf_held")
+    if num(n) < 10000 or (workload == "reclaim-tmpfs" and num(held) < 1):
+        return ["FAIL: %s deferred %s flushes (fewer than 10,000) or held %s folios"
+                % (workload, n or "no", held or "no")]
+    return []
+
+
+# The peers workload's suites: (the prefix of its result keys, the suite's name).
+PEER_SUITES = (("fio", "fio"), ("stress", "stress-ng"))
+
+
+def peers_fails(out):
+    """The FAIL messages of the peers step's boot whose output is @out; [] if it
+    passed and each suite exited 0 while reclaim took pages and luf deferred
+    flushes (a run where either did nothing proves nothing)."""
+    kv, fails = parse_kv(out), []
+    if kv.get("status") != "pass":
+        fails.append("FAIL: the peers boot failed: %s" % (kv.get("fail_reason") or "no status"))
+    for key, name in PEER_SUITES:
+        rc = kv.get("workload.%s_rc" % key)
+        if rc != "0":
+            fails.append("FAIL: %s exited %s" % (name, rc if rc else "without a result"))
+        for what, done in (("reclaimed", "no page was reclaimed"),
+                           ("deferred", "luf deferred no flush")):
+            if num(kv.get("workload.%s_%s" % (key, what))) < 1:
+                fails.append("FAIL: %s while %s ran: it proves nothing" % (done, name))
+    return fails
+
+
 def checker_fails(out):
     """Why the debug step's checker boot whose output is @out proves too little, or
     None: it must defer 5,000 flushes, and its writes must settle one (a write
@@ -231,6 +276,16 @@ MUST_MEET = {"pwrite": _NO_WINDOW, "map": _NO_WINDOW, "dio": _NO_WINDOW, "mount"
 # the dio writer's invalidation and its direct-write bracket each flush: each has
 # two settles, and no mutant switches off both.)
 MUST_MEET.update({"ext4:" + w: _NO_WINDOW for w in ("pwrite", "map", "dio", "punch", "truncate")})
+# Anonymous memory (coherence-anon, the disk as swap): a write fault on a page
+# swapped in again into a new frame; ANON_NO_SETTLE shows its settle can fail.
+MUST_MEET["anon:anon"] = _NO_WINDOW
+# A tmpfs (coherence-tmpfs, the disk as swap): the hole writer's page is a clean
+# folio reclaim frees at once, filled again by a read fault of a writable shared
+# mapping, then written; MAP_NO_NOTIFY shows its settle can fail. (Its pwrite,
+# map, punch and truncate writers' folios are dirty: written to swap and held,
+# the reader's frame stays the page's, and mincore() counts a folio in the swap
+# cache as resident: they open no window, and need not.)
+MUST_MEET["tmpfs:hole"] = _NO_WINDOW
 # (The zeroes, passthru, mpath and target writers' first round may open one,
 # which the write must close; later rounds open none: the disk was written around
 # its page cache. One chance per run is too few to require it. The release,
@@ -340,6 +395,12 @@ MM_STALE = (
     ("LBCC_DEFERS", "zeroes"),  # an NVMe Write Zeroes passed through
     ("FABRICS_DEFERS", "export"),  # the host's namespace, the target's disk written
     ("SYSFS_IGNORED", "shared"),  # queue/luf_defer set to 0, an image attached twice
+    # A write fault on anonymous memory that settles nothing: the page swapped in
+    # again into a new frame and written, the reader still on the old one.
+    ("ANON_NO_SETTLE", "anon:anon"),
+    # A shared writable mapping of a tmpfs file without write notification: a read
+    # fault maps a new frame writable and the stores that follow settle nothing.
+    ("MAP_NO_NOTIFY", "tmpfs:hole"),
 )
 # Mutants a workload of their own catches (mm_caught()).
 MM_WORKLOAD = (
@@ -355,7 +416,8 @@ MM_WORKLOAD = (
 # Mutants KUnit catches: the case that must fail.
 MM_KUNIT = (("DEFER_FLUSH_PENDING", "luf_test_flush_pending_not_deferred"),
             ("NESTED_DEFER", "luf_test_nested_pass"), ("NO_DEFER_BUMP", "luf_test_lazy_cpu"),
-            ("LAZY_IPI", "luf_test_lazy_cpu"), ("ANY_FILE_DEFERS", "luf_test_file_opt_in"))
+            ("LAZY_IPI", "luf_test_lazy_cpu"), ("ANY_FILE_DEFERS", "luf_test_file_opt_in"),
+            ("KEPT_NO_HOLD", "luf_test_kept_folio_held"))
 
 
 def coherence_of(writer):
@@ -603,6 +665,17 @@ class Ci:
                                  r"kernel_problems|kcsan_|kunit_|nr_luf_)"))
         for m in sanitizer_fails(p.stdout):
             self.say(m, True)
+        # Swap-backed memory, the disk as swap: anonymous memory read by forked
+        # children under the debug kernel, a tmpfs file under KCSAN (holds, the
+        # swap-in faults, the shmem settles).
+        wl = "reclaim-anon" if step == "debug" else "reclaim-tmpfs"
+        p = self.boot("--kernel", img, "--workload", wl, "--mem", "128M", "--disk-mb", "128",
+                      "--passes", "2", "--timeout", "1500", *SLOW, stderr=None)
+        self.fail |= p.returncode != 0
+        echo(grep(p.stdout, r"^(status|fail_reason|tlb_shootdowns|runtime_s|kernel_problems|"
+                                 r"kcsan_|nr_luf_(deferred|held)|workload\.bad_reads)="))
+        for m in swap_fails(p.stdout, wl):
+            self.say(m, True)
         if step == "debug":
             # The checker's writes settle what reclaim deferred (write aborts):
             # paths the reclaim workload never takes. In 256 MiB under KASAN its
@@ -703,6 +776,16 @@ class Ci:
             echo(grep(p.stdout, r"^(fail_reason|workload\.)|offline:|Out of memory"))
         self.say("luf: oom: " + show(p.stdout, r"^(status|workload\.(hog|parked_max_kb|drains|"
                                                r"reader_switches|attempts))="))
+
+    def peers(self):
+        # ctest's short form: 2 x 64 MiB of fio (the recorded runs, runs/peers-*.txt,
+        # write 2 x 160 MiB: 272 s of fio on this machine) and 30 s of stress-ng.
+        p = self.boot("--kernel", kernels.build("luf"), "--workload", "peers", "--wargs",
+                      "--fio-mb 64 --stress-seconds 30")
+        echo(grep(p.stdout, r"^(status|fail_reason|kernel_problems|nr_luf_deferred|"
+                            r"pages_reclaimed|workload\.\w+)="), "  luf: ")
+        for m in peers_fails(p.stdout):
+            self.say(m, True)
 
     def mutants(self):
         kernels.build("luf")  # the objects the harness kernel starts from
@@ -813,7 +896,7 @@ class Ci:
 
 
 STEPS = ("series", "build", "kunit", "debug", "kcsan", "coherence", "park", "mutants",
-         "mm-mutants", "compare")
+         "mm-mutants", "peers", "compare")
 
 
 def main(argv):
@@ -826,6 +909,8 @@ def main(argv):
         skip = "no linux-source-6.1 (scripts/deps.sh kernel)"
     elif step != "series" and not shutil.which("qemu-system-x86_64"):
         skip = "no QEMU (scripts/deps.sh kernel)"
+    elif step == "peers" and not all(os.access(p, os.X_OK) for p in boot.PEERS):
+        skip = "no fio or stress-ng (scripts/deps.sh kernel)"
     if skip:
         ci.say("SKIP: " + skip)
         return 77

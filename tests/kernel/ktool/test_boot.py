@@ -52,13 +52,17 @@ class Boot(unittest.TestCase):
         self.assertEqual((self.opts("--workload", "coherence").fs), "")
         o = self.opts("--workload", "pageout")
         self.assertEqual((o.mem, o.disk_mb), ("1536M", 1100))
+        # peers: reclaim-ext4's file system as the pressure, its own limit.
+        o = self.opts("--workload", "peers")
+        self.assertEqual((o.base, o.fs, o.swap, o.timeout), ("peers", "ext4", "", 1500))
         o = self.opts("--workload", "pageout", "--mem", "1G", "--disk-mb", "900")
         self.assertEqual((o.mem, o.disk_mb), ("1G", 900))
 
     def test_bad_options(self):
         self.assertEqual(self.usage("--workload", "x"), "boot: unknown workload 'x' (none reclaim "
                          "mixed checker coherence offline idle pageout oom hotpath kunit "
-                         "reclaim-ext4 checker-ext4 coherence-ext4 reclaim-tmpfs reclaim-anon)")
+                         "reclaim-ext4 checker-ext4 coherence-ext4 reclaim-tmpfs reclaim-anon "
+                         "coherence-anon coherence-tmpfs peers)")
         self.assertEqual(self.usage("--workload", "reclaim-anon", "--disk-mb", "7"),
                          "boot: reclaim-anon wants --disk-mb 8 or more (its swap; 3/4 of it is "
                          "the data)")
@@ -143,6 +147,24 @@ class Boot(unittest.TestCase):
         cmd, _, disks = boot.plan(o, "/w")
         self.assertEqual((cmd, disks), ("/bin/reclaim --threads 3 --passes 2 --anon 576",
                                         {"/w/disk.img": 768}))
+        cmd, argv, disks = boot.plan(self.opts("--workload", "coherence-anon"), "/w")
+        self.assertEqual((cmd, disks), ("/bin/coherence --writers anon", {"/w/disk.img": 768}))
+        self.assertTrue(argv[argv.index("-append") + 1].endswith("isolcpus=3 luf.idle_ms=0"))
+        # coherence-tmpfs: a sparse file on the tmpfs, made by the init script.
+        cmd, argv, disks = boot.plan(self.opts("--workload", "coherence-tmpfs"), "/w")
+        self.assertEqual(cmd, "/bin/coherence --dev /mnt/data --writers " + boot.TMPFS_WRITERS)
+        self.assertIn("truncate -s %dM /mnt/data" % boot.TMPFS_FILE_MB,
+                      boot.init_text(cmd, False, swap="tmpfs"))
+        # peers: reclaim-ext4's image as /dev/vda, the suites' as /dev/vdb, both snapshots.
+        cmd, argv, disks = boot.plan(self.opts("--workload", "peers"), "/w", "/c/e.img",
+                                     "/c/p.img")
+        self.assertEqual((cmd, disks), ("/bin/peers --dev /mnt/data", {}))
+        self.assertEqual([argv[i + 1] for i, a in enumerate(argv) if a == "-drive"], [
+            "file=/c/e.img,format=raw,if=virtio,cache=unsafe,snapshot=on",
+            "file=/c/p.img,format=raw,if=virtio,cache=unsafe,snapshot=on"])
+        self.assertTrue(argv[argv.index("-append") + 1].endswith("rdinit=/init"))
+        self.assertIn("pc machine only", self.refused("--machine", "microvm", "--workload",
+                                                      "peers"))
         cmd, argv, _ = boot.plan(self.opts("--trace", "t.gz", "--workload", "hotpath"), "/w")
         self.assertIn("file,id=luftrace,path=/w/trace.raw", argv)
         self.assertEqual(cmd, "/bin/hotpath")
@@ -194,9 +216,82 @@ class Boot(unittest.TestCase):
                     boot.ext4_image(cache, "g", 8)
             self.assertEqual(sorted(os.listdir(os.path.dirname(sig))), ["lock", "sig-8M-k.img"])
 
+    def test_peers_image(self):
+        """The suites, the libraries ldd names and the extras at their host paths, the
+        libraries' directories, an empty /work; made once per content, replacing the
+        peers images of other contents; what is missing fails."""
+        root, cache = (os.path.join(self.tmp.name, d) for d in ("host", "cache"))
+        host = {"/usr/bin/fio": "F", "/usr/bin/stress-ng": "S", "/lib64/ld.so": "L",
+                "/lib/libgcc_s.so.1": "G", "/lib/libc.so.6": "C", "/usr/lib/ceph/libx.so": "X"}
+        for path, data in host.items():
+            os.makedirs(os.path.dirname(root + path), exist_ok=True)
+            with open(root + path, "w") as f:
+                f.write(data)
+            os.chmod(root + path, 0o755)
+        ldd = {"/usr/bin/fio": "\tlinux-vdso.so.1 (0x00007ffd)\n\tlibc.so.6 => %s/lib/libc.so.6 "
+                               "(0x00007f69)\n\t%s/lib64/ld.so (0x00007f6a)\n" % (root, root),
+               "/usr/bin/stress-ng": "\tlibx.so => %s/usr/lib/ceph/libx.so (0x00007f27)\n" % root}
+        made, staged = [], {}
+
+        def run(argv, **kw):  # mkfs.ext4: what it was given, {path: text; empty dir/: None}
+            made.append(argv)
+            src = argv[argv.index("-d") + 1]
+            staged.clear()
+            for top, dirs, files in os.walk(src):
+                rel = os.path.relpath(top, src)
+                if not dirs and not files:
+                    staged[rel + "/"] = None
+                for n in files:
+                    with open(os.path.join(top, n)) as f:
+                        staged[os.path.normpath(os.path.join(rel, n))] = f.read()
+            with open(argv[-2], "wb") as f:
+                f.write(b"e")
+            return types.SimpleNamespace(returncode=0)
+        with unittest.mock.patch.object(boot, "PEERS", (root + "/usr/bin/fio",
+                                                        root + "/usr/bin/stress-ng")), \
+                unittest.mock.patch.object(boot, "PEERS_EXTRA", (root + "/lib64/ld.so",
+                                                                 root + "/lib/libgcc_s.so.1")), \
+                unittest.mock.patch.object(boot.cli, "output",
+                                           lambda argv: ldd[argv[1][len(root):]]), \
+                unittest.mock.patch.object(boot.cli, "run", run), \
+                unittest.mock.patch.object(boot.shutil, "which", lambda x: "/sbin/mkfs.ext4"), \
+                unittest.mock.patch.object(boot, "say", lambda m: None):
+            img = boot.peers_image(cache)
+            self.assertRegex(img, r"/cache/disks/peers-[0-9a-f]{12}\.img$")
+            self.assertEqual(boot.peers_image(cache), img)
+            self.assertEqual(len(made), 1)
+            self.assertEqual(made[0][-4:], ["-d", made[0][-3], img + ".tmp", "531M"])
+            self.assertEqual(made[0][made[0].index("-N") + 1], "256")
+            top = root.lstrip("/")
+            self.assertEqual(staged, dict({top + p: d for p, d in host.items()}, **{
+                "work/": None, "library-path": "%s/lib:%s/lib64:%s/usr/lib/ceph\n"
+                % (root, root, root)}))
+            # A library changed: a new image, the old one gone.
+            with open(root + "/lib/libc.so.6", "w") as f:
+                f.write("C2")
+            img2 = boot.peers_image(cache)
+            self.assertNotEqual(img2, img)
+            self.assertEqual(sorted(os.listdir(os.path.dirname(img))),
+                             ["lock", os.path.basename(img2)])
+            ldd["/usr/bin/fio"] = "\tlibnuma.so.1 => not found\n"
+            with self.assertRaises(cli.Fail) as c:
+                boot.peers_image(cache)
+            self.assertIn("libnuma.so.1 => not found", str(c.exception))
+            os.remove(root + "/usr/bin/stress-ng")
+            with self.assertRaises(cli.Fail) as c:
+                boot.peers_image(cache)
+            self.assertEqual(str(c.exception), "no %s/usr/bin/stress-ng (scripts/deps.sh "
+                             "kernel)" % root)
+
     def test_init(self):
         self.assertIn("\nmkdir -p /mnt && mount -t ext4 -o data=ordered /dev/vda /mnt || ",
                       boot.init_text("/bin/reclaim", False, "ext4"))
+        peers = boot.init_text("/bin/peers", False, "ext4", peers=True)
+        self.assertIn("/mnt || r \"@@setup_error cannot mount /dev/vda (ext4)\"\nmkdir -p /peers "
+                      "&& mount -t ext4 -o data=ordered /dev/vdb /peers || r \"@@setup_error "
+                      "cannot mount /dev/vdb (the peers image)\"\n", peers)
+        self.assertLess(peers.index("/dev/vdb"), peers.index("snap before"))
+        self.assertNotIn("/dev/vdb", boot.init_text("/bin/reclaim", False, "ext4"))
         self.assertNotIn("mount -t ext4", boot.init_text("/bin/reclaim", False))
         text = boot.init_text("/bin/offline --idle", False)
         self.assertTrue(text.startswith("#!/bin/busybox sh\n"))

@@ -36,6 +36,17 @@ COHERENCE = "status=pass\nworkload.shared_luf_defer=0\nworkload.shared_unmark_er
 EXT4 = "status=pass\n" + "".join("workload.%s_rounds=3\nworkload.%s_windows=1\n"
                                  "workload.%s_new_seen=3\n" % (w, w, w)
                                  for w in ("pwrite", "map", "dio", "punch", "truncate"))
+PEERS = """status=pass
+fail_reason=
+workload.fio_rc=0
+workload.fio_reclaimed=61377
+workload.fio_deferred=4012
+workload.stress_rc=0
+workload.stress_reclaimed=8811
+workload.stress_deferred=950
+"""
+ANON = "status=pass\nworkload.anon_rounds=3\nworkload.anon_windows=3\nworkload.anon_new_seen=3\n"
+TMPFS = "status=pass\nworkload.hole_rounds=3\nworkload.hole_windows=3\nworkload.hole_new_seen=3\n"
 
 
 def edit(text, old, new):
@@ -72,6 +83,19 @@ class Rules(unittest.TestCase):
         self.assertEqual(ci.lines("a\x0cb\n\nc\n"), ["a\x0cb", "", "c"])
         self.assertEqual((ci.lines(""), ci.lines("a")), ([], ["a"]))
 
+    def test_swap_floors(self):
+        out = "status=pass\nnr_luf_deferred=25503\nnr_luf_held=22\n"
+        self.assertEqual(ci.swap_fails(out, "reclaim-anon"), [])
+        for old, new in (("nr_luf_deferred=25503", "nr_luf_deferred=9999"),
+                         ("nr_luf_deferred=25503", None), ("nr_luf_held=22", "nr_luf_held=0"),
+                         ("nr_luf_held=22", None)):
+            f = ci.swap_fails(edit(out, old, new), "reclaim-tmpfs")
+            self.assertEqual(len(f), 1)
+            self.assertIn("FAIL: reclaim-tmpfs deferred", f[0])
+        # An anonymous folio is held only if its write to swap outlived its pass.
+        self.assertEqual(ci.swap_fails(edit(out, "nr_luf_held=22", "nr_luf_held=0"),
+                                       "reclaim-anon"), [])
+
     def test_sanitizer_floors(self):
         self.assertEqual(ci.sanitizer_fails(RECLAIM), [])
         for old, new, what in (("guest_nproc=4", "guest_nproc=1", "not 4 CPUs"),
@@ -99,6 +123,50 @@ class Rules(unittest.TestCase):
         self.assertIsNone(ci.checker_fails(edit(edit(
             CHECKER, "nr_luf_abort_write_other=351", None), "nr_luf_abort_write_fault=0",
             "nr_luf_abort_write_fault=1")))
+
+    def test_peers(self):
+        """Each part of the rule fails a run alone: the boot, each suite's exit status,
+        and a suite that ran without reclaim or without a deferred flush."""
+        self.assertEqual(ci.peers_fails(PEERS), [])
+        for old, new, msg in (
+                ("status=pass", "status=fail", "FAIL: the peers boot failed: no status"),
+                ("workload.fio_rc=0", "workload.fio_rc=1", "FAIL: fio exited 1"),
+                ("workload.stress_rc=0", "workload.stress_rc=137", "FAIL: stress-ng exited 137"),
+                ("workload.stress_rc=0", None, "FAIL: stress-ng exited without a result"),
+                ("workload.fio_reclaimed=61377", "workload.fio_reclaimed=0",
+                 "FAIL: no page was reclaimed while fio ran: it proves nothing"),
+                ("workload.stress_reclaimed=8811", "workload.stress_reclaimed=0",
+                 "FAIL: no page was reclaimed while stress-ng ran: it proves nothing"),
+                ("workload.fio_deferred=4012", "workload.fio_deferred=0",
+                 "FAIL: luf deferred no flush while fio ran: it proves nothing"),
+                ("workload.stress_deferred=950", None,
+                 "FAIL: luf deferred no flush while stress-ng ran: it proves nothing")):
+            self.assertEqual(ci.peers_fails(edit(PEERS, old, new)), [msg], (old, new))
+        # A boot that never got to the suites fails on every count.
+        self.assertEqual(len(ci.peers_fails("status=fail\nfail_reason=timeout after 1500 s\n")),
+                         7)
+
+    def test_peers_step(self):
+        for out, failed in ((PEERS, False), (edit(PEERS, "workload.fio_rc=0",
+                                                  "workload.fio_rc=1"), True)):
+            c, booted, said = scripted("peers", [(out, int(failed))])
+            with unittest.mock.patch.object(ci.kernels, "build", lambda kind: "bz"), \
+                    contextlib.redirect_stdout(io.StringIO()) as shown:
+                c.peers()
+            self.assertEqual((c.fail, c.workloads, booted),
+                             (failed, ["peers"], ["--fio-mb 64 --stress-seconds 30"]))
+            self.assertIn("  luf: workload.stress_deferred=950\n", shown.getvalue())
+            self.assertEqual(said, ["FAIL: fio exited 1"] if failed else [])
+        # No fio or stress-ng: skipped.
+        real = os.access
+        with unittest.mock.patch.object(ci.os, "access", lambda p, m: real(p, m) and
+                                        p not in ci.boot.PEERS), \
+                unittest.mock.patch.object(ci.shutil, "which", lambda c: "/usr/bin/" + c), \
+                unittest.mock.patch.object(ci.cli, "TARBALL", __file__), \
+                contextlib.redirect_stdout(io.StringIO()) as shown:
+            self.assertEqual(ci.main(["peers"]), 77)
+        self.assertEqual(shown.getvalue(),
+                         "kernel.peers: SKIP: no fio or stress-ng (scripts/deps.sh kernel)\n")
 
     def test_scan_catches(self):
         console = "boot\n[  3.1] BUG: KASAN: slab-use-after-free in luf_test_bad_access\n"
@@ -147,46 +215,54 @@ class Rules(unittest.TestCase):
             self.workloads = c.workloads
             return c.fail, booted, [m for m in said if m.startswith("FAIL")]
         no_map = edit(COHERENCE, "workload.map_windows=2", "workload.map_windows=0")
+        rest = [(ANON, 0), (EXT4, 0), (TMPFS, 0)]  # the first run's other workloads
+        first = ["", "", "", ""]  # its four boots' extra arguments: none
+        map1 = "workload.map_windows=1\n"
         only_map = "status=pass\nworkload.map_rounds=3\nworkload.map_new_seen=3\n"
-        self.assertEqual(step([(COHERENCE, 0), (EXT4, 0)]), (False, ["", ""], []))
-        self.assertEqual(self.workloads, ["coherence", "coherence-ext4"])
+        self.assertEqual(step([(COHERENCE, 0), *rest]), (False, first, []))
+        self.assertEqual(self.workloads, ["coherence", "coherence-anon", "coherence-ext4",
+                                          "coherence-tmpfs"])
         # Each ext4 writer must meet a window.
         for w in ("pwrite", "map", "dio", "punch", "truncate"):
             out = edit(EXT4, "workload.%s_windows=1" % w, "workload.%s_windows=0" % w)
             self.assertEqual(ci.unmet(out, [k for k in ci.MUST_MEET if k.startswith("ext4:")]),
                              ["ext4:" + w])
-        self.assertEqual(step([(no_map, 0), (EXT4, 0), (only_map + "workload.map_windows=1\n",
-                                                        0)]),
-                         (False, ["", "", "--writers map"], []))
-        self.assertEqual(step([(no_map, 0), (EXT4, 0), (only_map, 0), (only_map, 0)]),
-                         (True, ["", "", "--writers map", "--writers map"],
+        # So must the hole writer (coherence-tmpfs).
+        self.assertEqual(ci.unmet(TMPFS.replace("hole_windows=3", "hole_windows=0"),
+                                  ["tmpfs:hole"]), ["tmpfs:hole"])
+        # So must the anon writer (coherence-anon).
+        self.assertEqual(ci.unmet(ANON.replace("anon_windows=3", "anon_windows=0"),
+                                  ["anon:anon"]), ["anon:anon"])
+        self.assertEqual(step([(no_map, 0), *rest, (only_map + map1, 0)]),
+                         (False, first + ["--writers map"], []))
+        self.assertEqual(step([(no_map, 0), *rest, (only_map, 0), (only_map, 0)]),
+                         (True, first + ["--writers map", "--writers map"],
                           ["FAIL: the map writer met no stale translation: it proves nothing"]))
         # coherence-ext4's writers retry apart from the disk's, with their own names.
         no_punch = edit(EXT4, "workload.punch_windows=1", "workload.punch_windows=0")
-        self.assertEqual(step([(no_map, 0), (no_punch, 0), (only_map + "workload.map_windows=1\n",
-                                                            0), (no_punch, 0), (no_punch, 0)]),
-                         (True, ["", "", "--writers map", "--writers punch", "--writers punch"],
+        self.assertEqual(step([(no_map, 0), (ANON, 0), (no_punch, 0), (TMPFS, 0),
+                               (only_map + map1, 0), (no_punch, 0), (no_punch, 0)]),
+                         (True, first + ["--writers map", "--writers punch", "--writers punch"],
                           ["FAIL: the ext4:punch writer met no stale translation: it proves "
                            "nothing"]))
         stale = "FAIL: a reader saw old contents after new ones, or the boot failed"
-        self.assertEqual(step([(no_map, 0), (EXT4, 0), (only_map.replace("pass", "fail"), 1)]),
-                         (True, ["", "", "--writers map"], [stale + " (coherence)"]))
-        self.assertEqual(step([(no_map, 0), (EXT4, 0), (only_map + "workload.map_windows=1\n",
-                                                        1)]),
-                         (True, ["", "", "--writers map"], [stale + " (coherence)"]))
+        self.assertEqual(step([(no_map, 0), *rest, (only_map.replace("pass", "fail"), 1)]),
+                         (True, first + ["--writers map"], [stale + " (coherence)"]))
+        self.assertEqual(step([(no_map, 0), *rest, (only_map + map1, 1)]),
+                         (True, first + ["--writers map"], [stale + " (coherence)"]))
         self.assertEqual(step([(no_map.replace("pass", "fail"), 1)]),
                          (True, [""], [stale + " (coherence)"]))
-        self.assertEqual(step([(COHERENCE, 0), (EXT4.replace("pass", "fail"), 1)]),
-                         (True, ["", ""], [stale + " (coherence-ext4)"]))
+        self.assertEqual(step([(COHERENCE, 0), (ANON, 0), (EXT4.replace("pass", "fail"), 1)]),
+                         (True, ["", "", ""], [stale + " (coherence-ext4)"]))
         # The first boot's other rules (it runs every writer) fail it too.
         for old, new in (("workload.shared_unmark_errno=22", "workload.shared_unmark_errno=0"),
                          ("workload.part_new_seen=3", "workload.part_new_seen=2")):
-            fail, booted, said = step([(edit(COHERENCE, old, new), 0), (EXT4, 0)])
-            self.assertEqual((fail, booted, len(said)), (True, ["", ""], 1))
+            fail, booted, said = step([(edit(COHERENCE, old, new), 0), *rest])
+            self.assertEqual((fail, booted, len(said)), (True, first, 1))
         # A retried writer's rounds must see the new version too.
-        fail, booted, said = step([(no_map, 0), (EXT4, 0), (only_map.replace(
+        fail, booted, said = step([(no_map, 0), *rest, (only_map.replace(
             "new_seen=3", "new_seen=2") + "workload.map_windows=1\n", 0)])
-        self.assertEqual((fail, booted), (True, ["", "", "--writers map"]))
+        self.assertEqual((fail, booted), (True, first + ["--writers map"]))
         self.assertIn("the map writer's witness read the new version in 2 of 3", said[0])
 
     def test_park(self):

@@ -201,6 +201,21 @@ class Report(unittest.TestCase):
         self.assertTrue([l for l in ext4(100.1) if l.startswith("| reclaim-ext4: >= 90%")][0]
                         .endswith("| MISSED |"))
         self.assertIn("reclaim-ext4:", text)
+        # The swap-backed workloads: the read phase alone too, from the runs.
+        d = dict(SMALL, short=False, runs=3)
+        runs = lambda n, t, r: [{"tlb_shootdowns": n, "runtime_s": t, "read_tlb_shootdowns": r,
+                                 "read_pages_reclaimed": 2000}] * 3
+        d["workloads"] = {"reclaim-anon": {
+            "pristine": {"median": {"tlb_shootdowns": 1000, "runtime_s": 10.0}, "failed_runs": 0,
+                         "runs": runs(1000, 10.0, 400)},
+            "luf": {"median": {"tlb_shootdowns": 700, "runtime_s": 10.0}, "failed_runs": 0,
+                    "runs": runs(700, 10.0, 20)}}}
+        rows = [l for l in c.render(d).splitlines() if l.startswith("| reclaim-anon")]
+        self.assertTrue(rows[0].startswith("| reclaim-anon: >= 80% fewer TLB shootdowns | 30.0% "
+                                           "fewer (1000 -> 700;"), rows)
+        self.assertTrue(rows[0].endswith("| MISSED |"))
+        self.assertEqual(rows[1], "| reclaim-anon, read phase alone (after the fill) | 95.0% "
+                                  "fewer (400 -> 20; 200.0 -> 10.0 per 1,000 pages reclaimed) | |")
         self.assertEqual(c.chart_data(dict(SMALL, workloads={"reclaim-ext4": {
             "pristine": {"median": {"tlb_shootdowns": 9}}}})), "reclaim-ext4 9 0 0\n")
 
