@@ -293,7 +293,12 @@ writes its file with write(), which maps nothing, and its readers map every page
 clean; reclaim-anon writes its memory through the parent's mapping, and fork()
 copies the parent's dirty PTEs into the children, so reclaim's first unmap of each
 page finds dirty translations, which luf never defers (flushed as on pristine):
-only a page read back from swap, mapped clean, is deferred when reclaimed again. {"This series defers no flush of anonymous or shmem folios, so these are a baseline: how much two boots of one kernel differ here." if not any(w.med(x, "luf", "nr_luf_deferred") for x, _ in cp.MEMORY_TARGETS if x in w.d["workloads"]) else reclaimed_range(w)}
+only a page read back from swap, mapped clean, is deferred when reclaimed again.
+A reclaim pass sends one shootdown for all the unmaps it did not defer, so while
+the first unmaps of dirty pages are spread over the passes, a pass with one of
+them among its folios costs the shootdown it would have cost on pristine: the
+reclaim-anon read phase's saving stays small while its children read each page
+twice. {"This series defers no flush of anonymous or shmem folios, so these are a baseline: how much two boots of one kernel differ here." if not any(w.med(x, "luf", "nr_luf_deferred") for x, _ in cp.MEMORY_TARGETS if x in w.d["workloads"]) else reclaimed_range(w)}
 """
 
 
