@@ -63,8 +63,10 @@ Usage: boot --kernel BZIMAGE [--workload NAME] [--kunit] [--disk-mb N] [--thread
   --machine M      QEMU's pc or microvm (default: microvm for a kernel built
                    without PCI and with virtio-mmio command-line devices, which
                    the .config kbuild keeps beside its bzImage says: the sanitizer
-                   kernels; else pc). microvm runs none, kunit, reclaim, mixed,
-                   checker and hotpath
+                   kernels; else pc). microvm runs the workloads that need one
+                   disk only: none, kunit, hotpath, reclaim, mixed, checker, their
+                   -ext4 forms, reclaim-tmpfs, reclaim-anon and coherence-ext4,
+                   -tmpfs and -anon
   --verbose        stream the console to stderr while the guest runs
   --keep           keep the scratch directory (a failed boot keeps it without its
                    initramfs, and says where)
@@ -111,7 +113,8 @@ WORKLOADS = ("none", "reclaim", "mixed", "checker", "coherence", "offline", "idl
              "oom", "hotpath", "kunit", "reclaim-ext4", "checker-ext4", "coherence-ext4",
              "reclaim-tmpfs", "reclaim-anon", "coherence-anon", "coherence-tmpfs", "peers")
 MICROVM = ("none", "kunit", "reclaim", "mixed", "checker", "hotpath", "reclaim-ext4",
-           "checker-ext4", "reclaim-tmpfs", "reclaim-anon")
+           "checker-ext4", "reclaim-tmpfs", "reclaim-anon", "coherence-ext4", "coherence-anon",
+           "coherence-tmpfs")
 # WORKLOAD-ext4: WORKLOAD over the file /mnt/data of an ext4 file system (journal on,
 # data=ordered) that fills the disk, made on the host by mkfs.ext4 -d (ext4_image()).
 FS_SUFFIX = "-ext4"

@@ -3,19 +3,24 @@
 each run printed, with where it came from, so that a number quoted in a README
 can be traced to the run that produced it (tests/kernel/runs/).
 
-Usage: record (--kind pristine|luf|mutant | --series-rev REV) --workload W [--runs N]
-              [--wargs "ARGS"] [--append "CMDLINE"] [--keys REGEX] [--out FILE]
-  --kind K          a kernel of ktool/kernels.py built from this tree; mutant is the
-                    harness kernel: pass --append luf.mutant=NAME (its series
-                    hash is the harness series': the patches, then the harness)
+Usage: record (--kind KIND | --series-rev REV) --workload W [--runs N]
+              [--wargs "ARGS"] [--append "CMDLINE"] [--boot "OPTIONS"] [--keys REGEX]
+              [--out FILE]
+  --kind K          a kernel of ktool/kernels.py built from this tree: pristine,
+                    luf, or one carrying the harness (its series hash is the
+                    harness series': the patches, then the harness): mutant
+                    (pass --append luf.mutant=NAME), debug (KASAN, lockdep,
+                    DEBUG_VM) or kcsan, which boot on microvm (boot --machine)
   --series-rev REV  the luf kernel of another revision's series (its
                     lib/kernel/patches at REV, this tree's configs): how the
                     series behaved before a change ("seen failing")
   --workload W      as boot --workload; --wargs/--append go to boot as they are
+  --boot OPTIONS    more of boot's options, split as the shell would (e.g. "--mem
+                    160M --disk-mb 128 --passes 1 --timeout 1500")
   --runs N          default 3
   --keys REGEX      result keys to keep, a Python regular expression searched in
-                    each line boot prints (default: status, fail_reason and every
-                    workload.* key)
+                    each line boot prints (default: status, fail_reason,
+                    kernel_problems, nr_luf_deferred and every workload.* key)
   --out FILE        default: standard output
 The header names the date, this tree's commit (and whether it had local
 changes), the series' hash (sha256 of the series file and its patches, in
@@ -24,6 +29,7 @@ Exit: 0 recorded (whatever the runs' status), 1 a kernel would not build, 2 usag
 """
 import os
 import re
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -31,7 +37,8 @@ import time
 
 from . import cli, compare, kernels
 
-KEYS = r"^(status|fail_reason|workload\.[A-Za-z0-9_]+)="
+RECORDED = ("pristine", "luf", "mutant", "debug", "kcsan")
+KEYS = r"^(status|fail_reason|kernel_problems|nr_luf_deferred|workload\.[A-Za-z0-9_]+)="
 
 
 def run_line(i, out, keys):
@@ -63,15 +70,19 @@ def rev_series(rev, sdir):
 
 def main(argv):
     opts = cli.pairs(argv, "record", ("--kind", "--series-rev", "--workload", "--runs",
-                                      "--wargs", "--append", "--keys", "--out"),
-                     maybe_empty=("--wargs", "--append"))
+                                      "--wargs", "--append", "--boot", "--keys", "--out"),
+                     maybe_empty=("--wargs", "--append", "--boot"))
     o = dict(opts)
     kind, rev, workload = o.get("--kind"), o.get("--series-rev"), o.get("--workload")
     bargs = [x for kv in opts if kv[0] in ("--wargs", "--append") for x in kv]
+    try:
+        bargs += shlex.split(o.get("--boot", ""))
+    except ValueError as e:
+        raise cli.Usage("record: --boot: %s" % e) from e
     if not workload or bool(kind) == bool(rev):
         raise cli.Usage("")
-    if kind not in (None, "pristine", "luf", "mutant"):
-        raise cli.Usage("record: --kind is pristine, luf or mutant, not '%s'" % kind)
+    if kind not in (None,) + RECORDED:
+        raise cli.Usage("record: --kind is one of %s, not '%s'" % (", ".join(RECORDED), kind))
     runs, keys = o.get("--runs", "3"), o.get("--keys", KEYS)
     if not re.fullmatch("[1-9][0-9]*", runs):
         raise cli.Usage("")
@@ -91,7 +102,7 @@ def main(argv):
                                 os.path.join(sdir, "series"), "--incremental-from", "luf")
             what = "the luf kernel of revision %s's series" % commit
         else:
-            sdir = os.path.dirname(kernels.HARNESS if kind == "mutant" else cli.SERIES)
+            sdir = os.path.dirname(cli.SERIES if kind == "luf" else kernels.HARNESS)
             img = kernels.build(kind)
             what = "the %s kernel" % kind
         series = "none (pristine)" if kind == "pristine" else kernels.series_hash(sdir) + (
@@ -101,7 +112,7 @@ def main(argv):
                "# tree: " + kernels.tree_rev(), "# series: " + series,
                "# kernel: build key " + compare.build_key(img),
                "# qemu: " + compare.qemu_version(),
-               "# boot: --workload %s %s" % (workload, " ".join(bargs))]
+               "# boot: --workload %s %s" % (workload, shlex.join(bargs))]
     for i in range(1, runs + 1):
         p = cli.run([os.path.join(cli.KDIR, "boot"), "--kernel", img, "--workload", workload] +
                     bargs, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)

@@ -25,9 +25,36 @@ class Record(unittest.TestCase):
                     ["--kind", "foo", "--workload", "w"],
                     ["--kind", "luf", "--workload", "w", "--runs", "0"],
                     ["--kind", "luf", "--workload", "w", "--keys", "("],
-                    ["--kind", "luf", "--workload", "w", "--wargs"]):
+                    ["--kind", "luf", "--workload", "w", "--wargs"],
+                    ["--kind", "luf", "--workload", "w", "--boot", "--mem '160M"]):
             with mock.patch.object(record.kernels, "build", side_effect=AssertionError("built")):
                 self.assertRaises(cli.Usage, record.main, bad)
+
+    def test_boot_options(self):
+        """--wargs, --append and --boot reach every boot, and the header names them
+        as a shell would read them back."""
+        runs = []
+
+        def run(argv, **_):
+            runs.append(argv)
+            return mock.Mock(returncode=0, stdout=OUT)
+        with mock.patch.object(record.kernels, "build", return_value="/k/bzImage"), \
+                mock.patch.object(record.kernels, "series_hash", return_value="s"), \
+                mock.patch.object(record.kernels, "tree_rev", return_value="t"), \
+                mock.patch.object(record.compare, "build_key", return_value="b"), \
+                mock.patch.object(record.compare, "qemu_version", return_value="q"), \
+                mock.patch.object(record.cli, "run", side_effect=run), \
+                mock.patch("sys.stdout") as out:
+            self.assertEqual(record.main(["--kind", "debug", "--workload", "w", "--runs", "2",
+                                          "--wargs", "--writers hole", "--boot",
+                                          "--mem 160M --passes 1"]), 0)
+        self.assertEqual(len(runs), 2)
+        self.assertEqual(runs[1][1:], ["--kernel", "/k/bzImage", "--workload", "w", "--wargs",
+                                       "--writers hole", "--mem", "160M", "--passes", "1"])
+        text = "".join(c.args[0] for c in out.write.call_args_list)
+        self.assertIn("# boot: --workload w --wargs '--writers hole' --mem 160M --passes 1\n",
+                      text)
+        self.assertIn("run 2: status=pass", text)
 
 
 class Capture(unittest.TestCase):
