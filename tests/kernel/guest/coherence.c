@@ -143,6 +143,10 @@
  * size (ftruncate() twice), so that P's second half reads as zeros:
  * its reader and witness look at P's last word (version 2: zero), and
  * the witness counts a read past the end in between as no version. The
+ * kernel zeroes that half in place, in the frame the reader maps, with
+ * stores that may be narrower than a word (seen under TCG, on every kernel):
+ * a read in between finds the old word with its low bytes zeroed, a *torn
+ * read*, counted as the old version (_torn_reads), not as a wrong read. The
  * pwrite, map and dio writers work on a file too; the others need disks.
  *
  * The hole writer's page is a hole of a file (made again each round with
@@ -182,7 +186,8 @@
  * _wrong_reads, _reads, _witness_reads, _new_seen: the rounds whose witness
  * read the new version, or for a writer around the page cache, whose disk
  * has it (read with O_DIRECT), which must be all of them; flight and aio also
- * _tested) and
+ * _tested, truncate _torn_reads; after a wrong read, _first_wrong: its word
+ * and the version the witness had seen by then) and
  * totals (rounds, windows, stale_reads, wrong_reads). Exit: 0 no stale or
  * wrong read, 1 some, 2 set-up failure (also: no writer asked for).
  */
@@ -336,12 +341,30 @@ struct reader {
 	int zeroes;	   /* zeros are version 2 (zeroes_writer()) */
 	int hole;	   /* zeros are version 1 (the hole writer) */
 	unsigned int word; /* the word of P looked at (watched_word()) */
+	int zeroing;	   /* P zeroed in place (the truncate writer): torn reads */
 	uint64_t pgidx;
 	pid_t tid;
-	unsigned long stale, wrong;
+	unsigned long stale, wrong, torn;
+	uint64_t prev;		 /* the last read that was P's signature */
+	uint64_t first_wrong;	 /* the first wrong read's word (mount writer: 0) */
+	unsigned int wrong_seen; /* the version the witness had seen then */
 	atomic_ulong reads;
 	atomic_uint last; /* the version of the newest read */
 };
+
+/*
+ * Whether @w is @prev, a signature, with its 1 to 7 low bytes zeroed: a read
+ * of the word while the kernel zeroed it in place from its low end.
+ */
+static int torn_zeroing(uint64_t w, uint64_t prev)
+{
+	int k;
+
+	for (k = 1; prev && k < 8; k++)
+		if (w == (prev & ~0ULL << (8 * k)))
+			return 1;
+	return 0;
+}
 
 static void *reader_main(void *arg)
 {
@@ -353,6 +376,7 @@ static void *reader_main(void *arg)
 	while (!atomic_load_explicit(&stop_reader, memory_order_relaxed)) {
 		/* The version already seen, before the read that must not be older. */
 		unsigned int s = atomic_load_explicit(&seen, memory_order_acquire);
+		uint64_t w = 0;
 		unsigned int v;
 		int ok;
 
@@ -364,20 +388,29 @@ static void *reader_main(void *arg)
 			ok = (b[SB_MAGIC] | b[SB_MAGIC + 1] << 8) == EXT2_MAGIC;
 			v = b[SB_MNT_COUNT] | b[SB_MNT_COUNT + 1] << 8;
 		} else {
-			uint64_t w = r->page[r->word];
-
+			w = r->page[r->word];
 			ok = SIG_MAGIC_OF(w) == SIG_MAGIC && SIG_PAGE_OF(w) == r->pgidx &&
 			     SIG_WORD_OF(w) == r->word;
 			v = SIG_VERSION_OF(w);
-			if ((r->zeroes || r->hole) && !w) {
+			if (ok) {
+				r->prev = w;
+			} else if ((r->zeroes || r->hole) && !w) {
 				ok = 1;
 				v = r->hole ? 1 : 2;
+			} else if (r->zeroing && torn_zeroing(w, r->prev)) {
+				ok = 1;
+				v = SIG_VERSION_OF(r->prev);
+				r->torn++;
 			}
 		}
-		if (!ok)
-			r->wrong++;
-		else if (v < s)
+		if (!ok) {
+			if (!r->wrong++) {
+				r->first_wrong = w;
+				r->wrong_seen = s;
+			}
+		} else if (v < s) {
 			r->stale++;
+		}
 		atomic_store_explicit(&r->last, v, memory_order_relaxed);
 		if (atomic_fetch_add_explicit(&r->reads, 1, memory_order_relaxed) == 1000)
 			atomic_store(&reader_ready, 1);
@@ -789,7 +822,9 @@ static int disk_has_new(int dfd, uint64_t pgidx, int zeroes)
 
 struct tally {
 	long rounds, windows, tested, new_seen;
-	unsigned long stale, wrong, reads, witness_reads;
+	unsigned long stale, wrong, torn, reads, witness_reads;
+	uint64_t first_wrong;
+	unsigned int wrong_seen;
 };
 
 static void one_round(enum writer k, uint64_t pgidx, uint64_t *buf, struct tally *t)
@@ -808,8 +843,12 @@ static void one_round(enum writer k, uint64_t pgidx, uint64_t *buf, struct tally
 				    : fd;
 	int invalidated = 0, read_old = 0, zeroes = zeroes_writer(k);
 	int hole = k == W_HOLE;
-	struct reader r = {
-	    .pgidx = pgidx, .sb = sb, .zeroes = zeroes, .hole = hole, .word = watched_word(k)};
+	struct reader r = {.pgidx = pgidx,
+			   .sb = sb,
+			   .zeroes = zeroes,
+			   .hole = hole,
+			   .word = watched_word(k),
+			   .zeroing = k == W_TRUNCATE};
 	struct witness wt = {.pgidx = pgidx,
 			     .sb = sb,
 			     .zeroes = zeroes,
@@ -1005,7 +1044,12 @@ static void one_round(enum writer k, uint64_t pgidx, uint64_t *buf, struct tally
 	if (sb && umount(FS_DIR))
 		die("umount");
 	t->stale += r.stale;
+	if (r.wrong && !t->wrong) {
+		t->first_wrong = r.first_wrong;
+		t->wrong_seen = r.wrong_seen;
+	}
 	t->wrong += r.wrong;
+	t->torn += r.torn;
 	t->reads += atomic_load(&r.reads);
 	t->witness_reads += wt.reads;
 }
@@ -1614,6 +1658,11 @@ int main(int argc, char **argv)
 		printf("%s_windows=%ld\n", writer_name[k], t.windows);
 		printf("%s_stale_reads=%lu\n", writer_name[k], t.stale);
 		printf("%s_wrong_reads=%lu\n", writer_name[k], t.wrong);
+		if (k == W_TRUNCATE)
+			printf("%s_torn_reads=%lu\n", writer_name[k], t.torn);
+		if (t.wrong)
+			printf("%s_first_wrong=%#018llx,seen=%u\n", writer_name[k],
+			       (unsigned long long)t.first_wrong, t.wrong_seen);
 		printf("%s_reads=%lu\n", writer_name[k], t.reads);
 		printf("%s_witness_reads=%lu\n", writer_name[k], t.witness_reads);
 		printf("%s_new_seen=%ld\n", writer_name[k], t.new_seen);
