@@ -146,7 +146,10 @@
  * kernel zeroes that half in place, in the frame the reader maps, with
  * stores that may be narrower than a word (seen under TCG, on every kernel):
  * a read in between finds the old word with its low bytes zeroed, a *torn
- * read*, counted as the old version (_torn_reads), not as a wrong read. The
+ * read*, counted as the old version (_torn_reads), not as a wrong read, if
+ * the write was in progress during the read. (For every writer whose
+ * version 2 is zeros, a zero word before its write began is wrong: a frame
+ * reused and cleared under a stale translation reads so.) The
  * pwrite, map and dio writers work on a file too; the others need disks.
  *
  * The hole writer's page is a hole of a file (made again each round with
@@ -333,6 +336,8 @@ static int reader_cpu, witness_cpu;
 /* The anon writer's page: private anonymous memory of this process. */
 static uint64_t *anon_page;
 static _Atomic unsigned int seen; /* newest version the witness has read */
+/* Odd while do_write() writes version 2; 2 more after each write (0 at a round's start). */
+static _Atomic unsigned int writing;
 static atomic_int stop_reader, stop_witness, reader_ready, witness_go, reader_paused;
 
 struct reader {
@@ -388,16 +393,26 @@ static void *reader_main(void *arg)
 			ok = (b[SB_MAGIC] | b[SB_MAGIC + 1] << 8) == EXT2_MAGIC;
 			v = b[SB_MNT_COUNT] | b[SB_MNT_COUNT + 1] << 8;
 		} else {
+			/*
+			 * The write's count around the read (x86 keeps stores in
+			 * order: a store of the write that the read sees comes
+			 * after the count the write made odd).
+			 */
+			unsigned int z1 = atomic_load(&writing), z2;
+
 			w = r->page[r->word];
+			z2 = atomic_load(&writing);
 			ok = SIG_MAGIC_OF(w) == SIG_MAGIC && SIG_PAGE_OF(w) == r->pgidx &&
 			     SIG_WORD_OF(w) == r->word;
 			v = SIG_VERSION_OF(w);
 			if (ok) {
 				r->prev = w;
-			} else if ((r->zeroes || r->hole) && !w) {
+			} else if ((r->hole || (r->zeroes && z2)) && !w) {
+				/* Zeros: the hole's version 1, or version 2 once written. */
 				ok = 1;
 				v = r->hole ? 1 : 2;
-			} else if (r->zeroing && torn_zeroing(w, r->prev)) {
+			} else if (r->zeroing && (z1 != z2 || z1 % 2) && torn_zeroing(w, r->prev)) {
+				/* Read while the write zeroed the word in place. */
 				ok = 1;
 				v = SIG_VERSION_OF(r->prev);
 				r->torn++;
@@ -631,6 +646,7 @@ static void do_write(enum writer k, uint64_t pgidx, unsigned int v, uint64_t *bu
 	char ok;
 	long i;
 
+	atomic_fetch_add(&writing, 1);
 	switch (k) {
 	case W_PWRITE:
 		for (i = 0; i < span; i++)
@@ -740,6 +756,7 @@ static void do_write(enum writer k, uint64_t pgidx, unsigned int v, uint64_t *bu
 		pwrite_all(dio_fd, buf, PAGE_SIZE, (off_t)(pgidx * PAGE_SIZE));
 		break;
 	}
+	atomic_fetch_add(&writing, 1);
 }
 
 /*
@@ -900,6 +917,7 @@ static void one_round(enum writer k, uint64_t pgidx, uint64_t *buf, struct tally
 	if (fl && posix_fadvise(dfd, 0, 0, POSIX_FADV_DONTNEED))
 		die("posix_fadvise");
 	atomic_store(&seen, 0);
+	atomic_store(&writing, 0);
 	atomic_store(&stop_reader, 0);
 	atomic_store(&stop_witness, 0);
 	atomic_store(&reader_ready, 0);

@@ -199,6 +199,8 @@ def options(argv):
         if not o.check_console and os.access(kcfg, os.R_OK):
             with open(kcfg, errors="replace") as f:
                 o.machine = auto_machine(f.read())
+    if o.workload not in WORKLOADS:
+        raise cli.Usage("boot: unknown workload '%s' (%s)" % (o.workload, " ".join(WORKLOADS)))
     if o.machine == "microvm":
         if o.workload not in MICROVM:
             raise cli.Fail("workload %s runs on the pc machine only (its devices, or not tried on "
@@ -210,8 +212,6 @@ def options(argv):
     for attr in ("disk_mb", "passes", "seconds", "smp", "threads", "timeout"):
         v = getattr(o, attr)
         setattr(o, attr, cli.positive(v, "boot") if v else None)
-    if o.workload not in WORKLOADS:
-        raise cli.Usage("boot: unknown workload '%s' (%s)" % (o.workload, " ".join(WORKLOADS)))
     if o.workload == "kunit":
         o.workload, o.kunit = "none", True
     # o.base: the workload's program; o.fs: the file system it runs over, if any.

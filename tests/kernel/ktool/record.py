@@ -16,7 +16,8 @@ Usage: record (--kind KIND | --series-rev REV) --workload W [--runs N]
                     series behaved before a change ("seen failing")
   --workload W      as boot --workload; --wargs/--append go to boot as they are
   --boot OPTIONS    more of boot's options, split as the shell would (e.g. "--mem
-                    160M --disk-mb 128 --passes 1 --timeout 1500")
+                    160M --disk-mb 128 --passes 1 --timeout 1500"); not
+                    --kernel, --workload, --wargs or --append, which record sets
   --runs N          default 3
   --keys REGEX      result keys to keep, a Python regular expression searched in
                     each line boot prints (default: status, fail_reason,
@@ -25,7 +26,8 @@ Usage: record (--kind KIND | --series-rev REV) --workload W [--runs N]
 The header names the date, this tree's commit (and whether it had local
 changes), the series' hash (sha256 of the series file and its patches, in
 order), the kernel's build key, QEMU's version and the boot command.
-Exit: 0 recorded (whatever the runs' status), 1 a kernel would not build, 2 usage.
+Exit: 0 recorded (whatever the runs' status), 1 a kernel would not build or a
+boot printed no status (it never booted: nothing is written), 2 usage.
 """
 import os
 import re
@@ -37,6 +39,8 @@ import time
 
 from . import cli, compare, kernels
 
+# boot's options that record sets itself (--boot may not).
+OWN = ("--kernel", "--workload", "--wargs", "--append", "--check-console")
 RECORDED = ("pristine", "luf", "mutant", "debug", "kcsan")
 KEYS = r"^(status|fail_reason|kernel_problems|nr_luf_deferred|workload\.[A-Za-z0-9_]+)="
 
@@ -76,17 +80,26 @@ def main(argv):
     kind, rev, workload = o.get("--kind"), o.get("--series-rev"), o.get("--workload")
     bargs = [x for kv in opts if kv[0] in ("--wargs", "--append") for x in kv]
     try:
-        bargs += shlex.split(o.get("--boot", ""))
+        more = shlex.split(o.get("--boot", ""))
     except ValueError as e:
         raise cli.Usage("record: --boot: %s" % e) from e
-    if not workload or bool(kind) == bool(rev):
-        raise cli.Usage("")
+    own = [a for a in more if a.split("=")[0] in OWN]
+    if own:
+        raise cli.Usage("record: --boot may not set %s: record's own options do" % own[0])
+    bargs += more
+    if not workload:
+        raise cli.Usage("record: --workload is required")
+    if bool(kind) == bool(rev):
+        raise cli.Usage("record: give one of --kind and --series-rev")
     if kind not in (None,) + RECORDED:
         raise cli.Usage("record: --kind is one of %s, not '%s'" % (", ".join(RECORDED), kind))
     runs, keys = o.get("--runs", "3"), o.get("--keys", KEYS)
     if not re.fullmatch("[1-9][0-9]*", runs):
-        raise cli.Usage("")
+        raise cli.Usage("record: --runs wants a whole number of runs, 1 or more, not '%s'" % runs)
     runs = int(runs)
+    dest = o.get("--out")
+    if dest and (os.path.isdir(dest) or not os.access(os.path.dirname(dest) or ".", os.W_OK)):
+        raise cli.Usage("record: --out %s: not a file in a writable directory" % dest)
     try:
         re.compile(keys)
     except re.error as e:
@@ -107,7 +120,8 @@ def main(argv):
             what = "the %s kernel" % kind
         series = "none (pristine)" if kind == "pristine" else kernels.series_hash(sdir) + (
             " (lib/kernel/patches of %s)" % commit if rev else "")
-        out = ["# tests/kernel/record: %s, workload %s, %d runs" % (what, workload, runs),
+        out = ["# tests/kernel/record: %s, workload %s, %d run%s" % (what, workload, runs,
+                                                                   "s" if runs > 1 else ""),
                "# date: " + time.strftime("%Y-%m-%dT%H:%MZ", time.gmtime()),
                "# tree: " + kernels.tree_rev(), "# series: " + series,
                "# kernel: build key " + compare.build_key(img),
@@ -120,13 +134,18 @@ def main(argv):
         if p.returncode == 2:
             sys.stderr.write(p.stdout)
             return 2
+        # A boot that printed no status never booted (a workload the machine
+        # cannot run, a missing tool): nothing to record.
+        if not re.search(r"^status=", p.stdout, re.M):
+            sys.stderr.write(p.stdout)
+            raise cli.Fail("run %d did not boot (no status): nothing recorded" % i)
         out.append(run_line(i, p.stdout, keys))
     text = "".join(l + "\n" for l in out)
-    if "--out" not in o:
+    if not dest:
         sys.stdout.write(text)
         return 0
     try:
-        with open(o["--out"], "w") as f:
+        with open(dest, "w") as f:
             f.write(text)
     except OSError as e:
         raise cli.Fail(str(e)) from e

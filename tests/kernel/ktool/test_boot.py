@@ -95,6 +95,9 @@ class Boot(unittest.TestCase):
         self.assertEqual(self.opts().machine, "microvm")
         self.assertEqual(self.opts("--machine", "pc", "--workload", "oom").machine, "pc")
         self.assertIn("pc machine only", self.refused("--workload", "coherence"))
+        # An unknown workload is a usage error on either machine (record relies on it).
+        with self.assertRaises(cli.Usage):
+            self.opts("--workload", "nosuch")
         o = boot.options(["--check-console", self.kernel])  # boots nothing: pc
         self.assertEqual((o.machine, o.workload), ("pc", "none"))
 

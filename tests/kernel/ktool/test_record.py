@@ -26,9 +26,30 @@ class Record(unittest.TestCase):
                     ["--kind", "luf", "--workload", "w", "--runs", "0"],
                     ["--kind", "luf", "--workload", "w", "--keys", "("],
                     ["--kind", "luf", "--workload", "w", "--wargs"],
-                    ["--kind", "luf", "--workload", "w", "--boot", "--mem '160M"]):
+                    ["--kind", "luf", "--workload", "w", "--boot", "--mem '160M"],
+                    ["--kind", "luf", "--workload", "w", "--boot", "--workload none"],
+                    ["--kind", "luf", "--workload", "w", "--boot", "--kernel=/k"],
+                    ["--kind", "luf", "--workload", "w", "--out", "/nonexistent/dir/f"]):
             with mock.patch.object(record.kernels, "build", side_effect=AssertionError("built")):
-                self.assertRaises(cli.Usage, record.main, bad)
+                with self.assertRaises(cli.Usage) as c:
+                    record.main(bad)
+                if bad[0] != "--workload":  # every refusal but a missing --kind says why
+                    self.assertTrue(str(c.exception), bad)
+
+    def test_no_boot(self):
+        """A boot that printed no status (it never booted) fails the recording, and
+        no file is written."""
+        with mock.patch.object(record.kernels, "build", return_value="/k/bzImage"), \
+                mock.patch.object(record.kernels, "series_hash", return_value="s"), \
+                mock.patch.object(record.kernels, "tree_rev", return_value="t"), \
+                mock.patch.object(record.compare, "build_key", return_value="b"), \
+                mock.patch.object(record.compare, "qemu_version", return_value="q"), \
+                mock.patch.object(record.cli, "run", return_value=mock.Mock(
+                    returncode=1, stdout="boot: FAIL: workload w runs on the pc machine only\n")), \
+                mock.patch("sys.stderr"), mock.patch("builtins.open") as opened:
+            self.assertRaises(cli.Fail, record.main, ["--kind", "debug", "--workload", "w",
+                                                      "--out", "/tmp/x.txt"])
+        opened.assert_not_called()
 
     def test_boot_options(self):
         """--wargs, --append and --boot reach every boot, and the header names them
@@ -55,6 +76,7 @@ class Record(unittest.TestCase):
         self.assertIn("# boot: --workload w --wargs '--writers hole' --mem 160M --passes 1\n",
                       text)
         self.assertIn("run 2: status=pass", text)
+        self.assertIn("workload w, 2 runs\n", text)
 
 
 class Capture(unittest.TestCase):
