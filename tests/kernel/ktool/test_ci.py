@@ -388,6 +388,9 @@ class Rules(unittest.TestCase):
         for mutant, caught, missed, say in (
                 ("RECLAIM_NO_FLUSH", "workload.mismatches=2", "workload.mismatches=0",
                  "RECLAIM_NO_FLUSH: caught by the checker (run 1): 2 stale reads, e.g.:"),
+                ("WRITE_BEGIN_NO_SETTLE", "workload.mismatches=3", "workload.mismatches=0",
+                 "WRITE_BEGIN_NO_SETTLE: caught by the checker over ext4 (run 1): 3 stale "
+                 "reads, e.g.:"),
                 ("ALLOC_NO_DRAIN", "workload.hog=signal9\nworkload.parked_max_kb=9",
                  "workload.hog=ok", "ALLOC_NO_DRAIN: caught by the oom workload: the "
                  "allocation was OOM-killed with 9 kB parked"),
