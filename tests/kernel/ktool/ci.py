@@ -849,6 +849,20 @@ class Ci:
         return self.boot("--kernel", self.mm, "--append", "luf.mutant=" + mutant, "--workload",
                          workload, *args, stderr=stderr)
 
+    def checker_caught(self, mutant, workload, *args):
+        """The harness kernel's checker boots (@workload, 45 s, @args) with
+        luf.mutant=@mutant, up to three, until one sees stale reads (mm_caught())."""
+        for run in BOOTS:
+            p = self.mm_boot(mutant, workload, "--seconds", "45", *args, "--timeout", "900",
+                             stderr=subprocess.PIPE)
+            ok, msg = mm_caught(mutant, p.stdout, run)
+            if ok:
+                break
+        self.verdicts([(ok, msg)], p.stdout, r"^(status|fail_reason|kernel_problems|"
+                                             r"nr_luf_deferred)=")
+        if ok:
+            echo(grep(p.stderr, r"^  mismatch")[:2])
+
     def mm_mutants(self):
         # The reclaim path's own rules, broken one at a time in mm/luf.c (the harness).
         # The checker reads a hot set of 4096 pages per reader: enough mapped pages
@@ -857,32 +871,13 @@ class Ci:
         # One harness kernel for every rule: luf.mutant=NAME switches it off at boot.
         self.mm = kernels.build("mutant")
         # Folios handed to the page allocator before their flush: stale reads.
-        # How many stale reads a run sees varies (2 to a few hundred were seen): up to
-        # three runs, until one sees any.
-        for run in BOOTS:
-            p = self.mm_boot("RECLAIM_NO_FLUSH", "checker", "--seconds", "45", "--disk-mb",
-                             "256", "--wargs", "--hot-pages 4096 --min-moves 1 --max-seconds 90",
-                             "--timeout", "900", stderr=subprocess.PIPE)
-            ok, msg = mm_caught("RECLAIM_NO_FLUSH", p.stdout, run)
-            if ok:
-                break
-        self.verdicts([(ok, msg)], p.stdout, r"^(status|fail_reason|kernel_problems|"
-                                             r"nr_luf_deferred)=")
-        if ok:
-            echo(grep(p.stderr, r"^  mismatch")[:2])
+        # How many stale reads a run sees varies (2 to a few hundred were seen).
+        self.checker_caught("RECLAIM_NO_FLUSH", "checker", "--disk-mb", "256", "--wargs",
+                            "--hot-pages 4096 --min-moves 1 --max-seconds 90")
         # ->write_begin()'s settle, seen by the checker over ext4 too: its write()s
         # leave readers on the old version (the first mismatch 5-19 s into 90 s runs:
-        # runs/checker-ext4-write_begin_no_settle.txt), up to three runs.
-        for run in BOOTS:
-            p = self.mm_boot("WRITE_BEGIN_NO_SETTLE", "checker-ext4", "--seconds", "45",
-                             "--timeout", "900", stderr=subprocess.PIPE)
-            ok, msg = mm_caught("WRITE_BEGIN_NO_SETTLE", p.stdout, run)
-            if ok:
-                break
-        self.verdicts([(ok, msg)], p.stdout, r"^(status|fail_reason|kernel_problems|"
-                                             r"nr_luf_deferred)=")
-        if ok:
-            echo(grep(p.stderr, r"^  mismatch")[:2])
+        # runs/checker-ext4-write_begin_no_settle.txt).
+        self.checker_caught("WRITE_BEGIN_NO_SETTLE", "checker-ext4")
         # Rules whose absence a coherence writer shows: its reader sees the old
         # contents after the new ones were read.
         for mutant, writers in MM_STALE:

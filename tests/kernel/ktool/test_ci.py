@@ -464,7 +464,8 @@ class Rules(unittest.TestCase):
         tested = set(re.findall(r'luf_mutant\("([A-Z_]+)"\)', code))
         self.assertEqual(tested - {"NAME"}, set(core + mm + bad))
         booted = [m for m, *_ in ci.MM_STALE + ci.MM_WORKLOAD + ci.MM_KUNIT]
-        booted += re.findall(r'mm_boot\("([A-Z_]+)"', inspect.getsource(ci.Ci))
+        booted += re.findall(r'(?:mm_boot|checker_caught)\("([A-Z_]+)"',
+                             inspect.getsource(ci.Ci))
         self.assertEqual(sorted(set(booted)), sorted(mm))
         self.assertGreater(len(mm), 20)
 
