@@ -37,7 +37,7 @@ import sys
 import tempfile
 import time
 
-from . import cli, compare, kernels
+from . import boot, cli, compare, kernels
 
 # boot's options that record sets itself (--boot may not).
 OWN = ("--kernel", "--workload", "--wargs", "--append", "--check-console")
@@ -59,7 +59,7 @@ def rev_series(rev, sdir):
     p = cli.run(["git", "-C", cli.REPO, "rev-parse", "--short", rev + "^{commit}"],
                 stdout=subprocess.PIPE)
     if p.returncode:
-        raise cli.Usage("")
+        raise cli.Usage("record: --series-rev %s names no commit" % rev)
     commit = p.stdout.strip()
     os.mkdir(sdir)
     series = cli.output(["git", "-C", cli.REPO, "show", commit + ":lib/kernel/patches/series"])
@@ -89,6 +89,8 @@ def main(argv):
     bargs += more
     if not workload:
         raise cli.Usage("record: --workload is required")
+    if workload not in boot.WORKLOADS:
+        raise cli.Usage("record: unknown workload '%s' (%s)" % (workload, " ".join(boot.WORKLOADS)))
     if bool(kind) == bool(rev):
         raise cli.Usage("record: give one of --kind and --series-rev")
     if kind not in (None,) + RECORDED:

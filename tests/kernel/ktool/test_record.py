@@ -20,16 +20,18 @@ class Record(unittest.TestCase):
     def test_usage(self):
         """One of --kind and --series-rev, a workload, a known kind, a count of runs:
         refused before any kernel is built."""
-        for bad in (["--workload", "w"], ["--kind", "luf"],
-                    ["--kind", "luf", "--series-rev", "HEAD", "--workload", "w"],
-                    ["--kind", "foo", "--workload", "w"],
-                    ["--kind", "luf", "--workload", "w", "--runs", "0"],
-                    ["--kind", "luf", "--workload", "w", "--keys", "("],
-                    ["--kind", "luf", "--workload", "w", "--wargs"],
-                    ["--kind", "luf", "--workload", "w", "--boot", "--mem '160M"],
-                    ["--kind", "luf", "--workload", "w", "--boot", "--workload none"],
-                    ["--kind", "luf", "--workload", "w", "--boot", "--kernel=/k"],
-                    ["--kind", "luf", "--workload", "w", "--out", "/nonexistent/dir/f"]):
+        for bad in (["--workload", "none"], ["--kind", "luf"],
+                    ["--kind", "luf", "--series-rev", "HEAD", "--workload", "none"],
+                    ["--kind", "foo", "--workload", "none"],
+                    ["--kind", "luf", "--workload", "none", "--runs", "0"],
+                    ["--kind", "luf", "--workload", "none", "--keys", "("],
+                    ["--kind", "luf", "--workload", "none", "--wargs"],
+                    ["--kind", "luf", "--workload", "none", "--boot", "--mem '160M"],
+                    ["--kind", "luf", "--workload", "none", "--boot", "--workload none"],
+                    ["--kind", "luf", "--workload", "none", "--boot", "--kernel=/k"],
+                    ["--kind", "luf", "--workload", "none", "--out", "/nonexistent/dir/f"],
+                    ["--kind", "luf", "--workload", "nosuch"],
+                    ["--series-rev", "no-such-rev-x", "--workload", "none"]):
             with mock.patch.object(record.kernels, "build", side_effect=AssertionError("built")):
                 with self.assertRaises(cli.Usage) as c:
                     record.main(bad)
@@ -47,7 +49,7 @@ class Record(unittest.TestCase):
                 mock.patch.object(record.cli, "run", return_value=mock.Mock(
                     returncode=1, stdout="boot: FAIL: workload w runs on the pc machine only\n")), \
                 mock.patch("sys.stderr"), mock.patch("builtins.open") as opened:
-            self.assertRaises(cli.Fail, record.main, ["--kind", "debug", "--workload", "w",
+            self.assertRaises(cli.Fail, record.main, ["--kind", "debug", "--workload", "none",
                                                       "--out", "/tmp/x.txt"])
         opened.assert_not_called()
 
@@ -66,17 +68,17 @@ class Record(unittest.TestCase):
                 mock.patch.object(record.compare, "qemu_version", return_value="q"), \
                 mock.patch.object(record.cli, "run", side_effect=run), \
                 mock.patch("sys.stdout") as out:
-            self.assertEqual(record.main(["--kind", "debug", "--workload", "w", "--runs", "2",
+            self.assertEqual(record.main(["--kind", "debug", "--workload", "none", "--runs", "2",
                                           "--wargs", "--writers hole", "--boot",
                                           "--mem 160M --passes 1"]), 0)
         self.assertEqual(len(runs), 2)
-        self.assertEqual(runs[1][1:], ["--kernel", "/k/bzImage", "--workload", "w", "--wargs",
+        self.assertEqual(runs[1][1:], ["--kernel", "/k/bzImage", "--workload", "none", "--wargs",
                                        "--writers hole", "--mem", "160M", "--passes", "1"])
         text = "".join(c.args[0] for c in out.write.call_args_list)
-        self.assertIn("# boot: --workload w --wargs '--writers hole' --mem 160M --passes 1\n",
+        self.assertIn("# boot: --workload none --wargs '--writers hole' --mem 160M --passes 1\n",
                       text)
         self.assertIn("run 2: status=pass", text)
-        self.assertIn("workload w, 2 runs\n", text)
+        self.assertIn("workload none, 2 runs\n", text)
 
 
 class Capture(unittest.TestCase):
