@@ -5,7 +5,9 @@ Any report fails a boot, with one exception: a KCSAN data race in code luf neith
 is nor changes (6.1's printk, readahead and vmstat have some, seen under the
 reclaim workload) is listed, not failed on.
 
-A KCSAN report is luf's, and fails, when any frame of either stack names luf, or
+A KCSAN report is luf's, and fails, when any frame of either stack names luf (not
+counting the frames under an interrupt's or exception's entry, asm_*: the context
+it interrupted, not the access's), or
 the function of either racing access (its top frame) is one the series defines or
 changes (named by its hunks: the hunk headers and the definitions inside the
 hunks; with the kernel's tree, also every function a changed function was inlined
@@ -200,7 +202,7 @@ def kcsan_is_lufs(console, i, touched):
     t = m and re.match(r"data-race in (\S+)(?: / (\S+))?$", m.group(1).strip())
     frames, tops, readable, closed = [], set(), bool(t), False
     accesses = stacks = 0
-    want_top = False
+    want_top = interrupted = False
     for b in console[i + 1:i + 2000]:
         if _END.match(b):
             closed = True
@@ -209,11 +211,12 @@ def kcsan_is_lufs(console, i, touched):
             readable = False
         if _ACCESS.match(b):
             accesses += 1
-            want_top = True
+            want_top, interrupted = True, False
             continue
         f = _FRAME.match(b)
-        if f:
+        if f and not interrupted:
             frames.append(_base(f.group(1)))
+            interrupted = f.group(1).startswith("asm_")
             if want_top:
                 tops.add(_base(f.group(1)))
                 stacks += 1

@@ -173,6 +173,17 @@ class Kcsan(unittest.TestCase):
         self.fails(kcsan("ondemand_readahead / ondemand_readahead", "ondemand_readahead",
                          "ondemand_readahead", deeper="luf_write_fault"))
 
+    def test_interrupted_luf_frame_is_listed(self):
+        """A timer interrupt's access whose entry interrupted luf's code: the frames
+        under asm_sysvec_* are not the access's (seen: do_timer / jiffies)."""
+        r = kcsan("do_timer / mem_cgroup_flush_stats_delayed", "do_timer",
+                  "mem_cgroup_flush_stats_delayed", deeper="tick_periodic")
+        at = r.index(" filemap_fault+0x22f/0x711")
+        r[at:at + 1] = [" asm_sysvec_apic_timer_interrupt+0x16/0x20", " luf_pool_collect+0x127/0x164"]
+        self.listed(r)
+        r[at] = " sysvec_apic_timer_interrupt+0x57/0x72"  # no entry: luf's frame counts
+        self.fails(r)
+
     def test_luf_access_fails(self):
         self.fails(kcsan("luf_pcpu_check_done / luf_mark_done", "luf_mark_done", "luf_pcpu_check_done"))
 
