@@ -27,6 +27,7 @@ MUTANTS = [
     ("scan.py", "for f in frames + list(tops))", "for f in list(tops))", "a luf frame"),
     ("scan.py", 'interrupted = f.group(1).startswith("asm_")', "interrupted = False",
      "interrupted frames"),
+    ("scan.py", "if tops and tops <= OSQ_FUNCTIONS:", "if False:", "spin-queue races"),
     ("scan.py", " or bool(tops & touched))", ")", "a changed function"),
     ("scan.py", "touched |= inlined_into(changed, tree)", "pass", "inlined functions"),
     ("scan.py", 'r"data-race in (\\S+)', 'r"(?:data-race|assert: race) in (\\S+)', "assert reports"),

@@ -16,7 +16,9 @@ file). A report the scan cannot read whole fails too: not a plain "data-race in"
 report (assert: ...), other text before its title, a racing access without a
 symbolized stack under it, fewer stacks than the title names, no closing line, or
 printk messages dropped. A race "at unknown origin" (one stack: the other access
-was not caught) is judged by its one stack.
+was not caught) is judged by its one stack. A race whose racing accesses are all in
+the optimistic-spin queue of sleeping locks (osq_lock.c) is judged by its top frames
+only: the queue's nodes are per-CPU and its own, whatever lock, luf's or not, spins.
 
 Limits: only the top frame is matched against the changed functions (a race in an
 out-of-line helper a changed function calls, with no luf frame in either stack, is
@@ -81,6 +83,14 @@ _ACCESS = re.compile(_PREFIX + r"(?:race at unknown origin, with )?(?:\(marked\)
                      r"(read|write|read-write|watchpoint)\b.* (to|of) ")
 _TITLE = re.compile(_PREFIX + r"BUG: KCSAN: (.*)")
 _END = re.compile(_PREFIX + r"={66}\s*$")
+
+# The functions of kernel/locking/osq_lock.c, the queue in which a sleeping lock's
+# waiters spin (mutex_optimistic_spin(), rwsem_optimistic_spin()). 6.1 reads a
+# queued per-CPU node's fields plainly (osq_wait_next()'s prev->cpu against
+# osq_lock()'s node->cpu); those nodes are the queue's own, so a race between two
+# of these functions is the same whichever lock spins, and the frames under it
+# (seen in CI: reclaim-ext4, under shrink_node and a luf frame) do not make it luf's.
+OSQ_FUNCTIONS = frozenset(("osq_lock", "osq_wait_next", "osq_unlock"))
 
 
 def problem_pattern(rules=PROBLEM_RULES):
@@ -226,6 +236,8 @@ def kcsan_is_lufs(console, i, touched):
         tops |= {_base(re.sub(r"\+0x.*", "", x)) for x in named}
         # Each access the title names has its line, and a symbolized stack under it.
         readable = readable and closed and stacks == accesses == len(named)
+    if tops and tops <= OSQ_FUNCTIONS:
+        frames = []  # the queue's own per-CPU nodes: the lock's caller is not involved
     return (touched is None or not readable or
             any("luf" in f.lower() for f in frames + list(tops)) or bool(tops & touched))
 

@@ -184,6 +184,16 @@ class Kcsan(unittest.TestCase):
         r[at] = " sysvec_apic_timer_interrupt+0x57/0x72"  # no entry: luf's frame counts
         self.fails(r)
 
+    def test_spin_queue_race_under_luf_frame_is_listed(self):
+        """Both accesses in osq_lock.c: a luf frame under them (a caller of
+        mutex_lock()) does not count; the same frame under another race does."""
+        r = kcsan("osq_lock / osq_wait_next", "osq_wait_next", "osq_lock",
+                  deeper="luf_pool_free")
+        self.listed(r)
+        self.fails(kcsan("osq_lock / mutex_spin_on_owner", "mutex_spin_on_owner", "osq_lock",
+                         deeper="luf_pool_free"))
+        self.fails(kcsan("osq_lock / luf_pool_free", "luf_pool_free", "osq_lock"))
+
     def test_luf_access_fails(self):
         self.fails(kcsan("luf_pcpu_check_done / luf_mark_done", "luf_mark_done", "luf_pcpu_check_done"))
 
