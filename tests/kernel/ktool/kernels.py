@@ -5,6 +5,8 @@ came from.
 Every kind starts from the same config (tinyconfig + base.config +
 kunit.config), so the pristine kernel is the patched one without the series:
   pristine  no patches
+  batched   lib/kernel/batched: migration's TLB flush batched, as mainline since 6.4
+            (the baseline of the migration workloads)
   luf       lib/kernel/patches + luf.config (luf's KUnit suite, CONFIG_LUF_RECLAIM)
   mutant    luf + luf-debug.config + the test harness (tests/kernel/harness):
             boot it with luf.mutant=NAME to switch one of luf's rules off, the
@@ -25,7 +27,8 @@ from . import cli
 
 CFG = os.path.join(cli.KDIR, "config")
 HARNESS = os.path.join(cli.KDIR, "harness", "series")
-KINDS = ("pristine", "luf", "mutant", "debug", "kcsan", "trace")
+BATCHED = os.path.join(cli.REPO, "lib", "kernel", "batched", "series")
+KINDS = ("pristine", "batched", "luf", "mutant", "debug", "kcsan", "trace")
 KEEP = "24"  # every kernel of ci and compare stays cached
 
 
@@ -37,6 +40,8 @@ def kbuild_args(kind):
     common = frag("base", "kunit")
     if kind == "pristine":
         return common + ["--name", "pristine"]
+    if kind == "batched":
+        return common + ["--name", "batched", "--series", BATCHED]
     if kind == "trace":
         return common + ["--name", "trace"] + frag("trace")
     if kind == "luf":

@@ -7,6 +7,7 @@ Usage: record (--kind KIND | --series-rev REV) --workload W [--runs N]
               [--wargs "ARGS"] [--append "CMDLINE"] [--boot "OPTIONS"] [--keys REGEX]
               [--out FILE]
   --kind K          a kernel of ktool/kernels.py built from this tree: pristine,
+                    batched (lib/kernel/batched: the migration workloads' baseline),
                     luf, or one carrying the harness (its series hash is the
                     harness series': the patches, then the harness): mutant
                     (pass --append luf.mutant=NAME), debug (KASAN, lockdep,
@@ -41,7 +42,7 @@ from . import boot, cli, compare, kernels
 
 # boot's options that record sets itself (--boot may not).
 OWN = ("--kernel", "--workload", "--wargs", "--append", "--check-console")
-RECORDED = ("pristine", "luf", "mutant", "debug", "kcsan")
+RECORDED = ("pristine", "batched", "luf", "mutant", "debug", "kcsan")
 KEYS = r"^(status|fail_reason|kernel_problems|nr_luf_deferred|workload\.[A-Za-z0-9_]+)="
 
 
@@ -117,7 +118,8 @@ def main(argv):
                                 os.path.join(sdir, "series"), "--incremental-from", "luf")
             what = "the luf kernel of revision %s's series" % commit
         else:
-            sdir = os.path.dirname(cli.SERIES if kind == "luf" else kernels.HARNESS)
+            sdir = os.path.dirname({"luf": cli.SERIES, "batched": kernels.BATCHED}.get(
+                kind, kernels.HARNESS))
             img = kernels.build(kind)
             what = "the %s kernel" % kind
         series = "none (pristine)" if kind == "pristine" else kernels.series_hash(sdir) + (
