@@ -37,7 +37,11 @@ Usage: boot --kernel BZIMAGE [--workload NAME] [--kunit] [--disk-mb N] [--thread
                    peers (guest/peers.c): Debian's fio (verify=crc32c, mmap and
                    psync engines) and stress-ng (vm class, --verify) from a second
                    disk (peers_image(), mounted on /peers) while reclaim-ext4's
-                   reclaim runs over /mnt/data. Default: none.
+                   reclaim runs over /mnt/data;
+                   migrate (guest/migrate.c): two NUMA nodes of --mem each (QEMU's
+                   -numa; node 0 the first half of the CPUs, node 1 the rest), a
+                   read-only mapping moved between them with move_pages() while
+                   readers on the other CPUs read it. Default: none.
   --kunit          parse the console with the kernel's own KUnit parser
                    (tools/testing/kunit/kunit.py parse, from the kernel's source tree
                    in the kbuild cache) and fail on any failed, crashed or missing case
@@ -111,7 +115,8 @@ from . import cli, ktap, verdict
 GUEST = os.path.join(cli.KDIR, "guest")
 WORKLOADS = ("none", "reclaim", "mixed", "checker", "coherence", "offline", "idle", "pageout",
              "oom", "hotpath", "kunit", "reclaim-ext4", "checker-ext4", "coherence-ext4",
-             "reclaim-tmpfs", "reclaim-anon", "coherence-anon", "coherence-tmpfs", "peers")
+             "reclaim-tmpfs", "reclaim-anon", "coherence-anon", "coherence-tmpfs", "peers",
+             "migrate")
 MICROVM = ("none", "kunit", "reclaim", "mixed", "checker", "hotpath", "reclaim-ext4",
            "checker-ext4", "reclaim-tmpfs", "reclaim-anon", "coherence-ext4", "coherence-anon",
            "coherence-tmpfs")
@@ -144,6 +149,10 @@ FILE_WRITERS = "pwrite,map,dio,punch,truncate"
 # sparse file of TMPFS_FILE_MB on the tmpfs (7 slots of 3 rounds of 4097 pages).
 TMPFS_WRITERS = "pwrite,map,punch,truncate,hole"
 TMPFS_FILE_MB = 400
+# The migrate workload's QEMU limit (its default run moves 8,192 pages; under TCG
+# the pristine kernel, a flush per page, moved fewer than 100 a second:
+# runs/migrate-pristine.txt).
+MIGRATE_TIMEOUT = 900
 # option: (attribute, its default; None for a flag)
 OPTIONS = {"--kernel": ("kernel", ""), "--workload": ("workload", "none"),
            "--kunit": ("kunit", None), "--disk-mb": ("disk_mb", "768"),
@@ -227,6 +236,8 @@ def options(argv):
     if o.workload == "pageout":
         o.mem = o.mem if "mem" in given else "1536M"
         o.disk_mb = o.disk_mb if "disk_mb" in given else 1100
+    if o.workload == "migrate":
+        mem_mb(o.mem)
     if o.wargs and o.workload == "none" and not o.check_console:
         raise cli.Fail("--wargs needs a workload")
     if o.timeout is None:
@@ -236,6 +247,8 @@ def options(argv):
             o.timeout = 3 * o.seconds + 360  # the checker may run to 3 S + 60
         elif o.base == "peers":
             o.timeout = PEERS_TIMEOUT
+        elif o.base == "migrate":
+            o.timeout = MIGRATE_TIMEOUT
         else:
             o.timeout = 600 + o.disk_mb * o.passes * (o.threads or 4) // 4
         o.timeout += 600 if o.kunit else 0
@@ -423,6 +436,30 @@ def peers_image(cache, free_mb=PEERS_FREE_MB):
                       lambda tmp, img: mkfs_ext4_argv(mkfs, tmp, img, mb, 256))
 
 
+def mem_mb(size):
+    """The MiB of a QEMU -m size @size ("256M", "1G"); raises Usage for another form."""
+    m = re.fullmatch(r"([1-9][0-9]*)([MG])", size)
+    if not m:
+        raise cli.Usage("boot: --mem wants a size in M or G (256M, 1G), not '%s'" % size)
+    return int(m.group(1)) << (10 if m.group(2) == "G" else 0)
+
+
+def numa_nodes(size, smp):
+    """QEMU's -m, -smp and options for two NUMA nodes of @size each (a -m size):
+    node 0 holds the first half of the @smp CPUs (at least one), node 1 the rest
+    (none with one CPU). Each CPU is a socket of its own: with QEMU's default of
+    one socket, CPUs of both nodes would share a last-level cache, which the
+    kernel warns about at boot (a WARNING the console scan fails)."""
+    mb, half = mem_mb(size), max(1, smp // 2)
+    topo = "%d,sockets=%d,cores=1,threads=1" % (smp, smp)
+    opts = []
+    for node, (lo, hi) in enumerate(((0, half - 1), (half, smp - 1))):
+        cpus = ",cpus=%d-%d" % (lo, hi) if hi >= lo else ""
+        opts += ["-object", "memory-backend-ram,id=n%d,size=%dM" % (node, mb),
+                 "-numa", "node,nodeid=%d%s,memdev=n%d" % (node, cpus, node)]
+    return "%dM" % (2 * mb), topo, opts
+
+
 def plan(o, work, img=None, peers=None):
     """The boot of the options @o (as options() returns them) in the scratch
     directory @work; @img is the disk's image if it has one (the checker's signature
@@ -438,10 +475,10 @@ def plan(o, work, img=None, peers=None):
             w(name), "none,id=" + ident if ident else "virtio", opts)]
 
     threads, isol = o.threads or (3 if o.swap == "anon" else 4), "isolcpus=%d" % (o.smp - 1)
-    disks, drive, extra, mem = {}, [], [], o.mem
+    disks, drive, extra, mem, smp = {}, [], [], o.mem, str(o.smp)
     if img:  # snapshot=on keeps the writers' changes out of the image
         drive = ["-drive", "file=%s,format=raw,if=virtio,cache=unsafe,snapshot=on" % img]
-    elif o.workload != "none":
+    elif o.workload not in ("none", "migrate"):
         disks[w("disk.img")] = o.disk_mb
         drive = disk("disk.img")
     cmd, pre = {
@@ -463,6 +500,7 @@ def plan(o, work, img=None, peers=None):
         # A memory block to offline: a pc-dimm whose blocks stay offline at boot.
         "offline": ("/bin/offline", "memhp_default_state=offline %s luf.idle_ms=0" % isol),
         "peers": ("/bin/peers", ""),
+        "migrate": ("/bin/migrate", ""),
     }[o.base]
     if o.fs:
         cmd += " --dev /mnt/data" + (" --writers " + FILE_WRITERS if o.base == "coherence" else "")
@@ -496,6 +534,8 @@ def plan(o, work, img=None, peers=None):
             + shared + shared
     elif o.base == "peers":  # the suites' disk (/dev/vdb), mounted on /peers
         extra = ["-drive", "file=%s,format=raw,if=virtio,cache=unsafe,snapshot=on" % peers]
+    elif o.workload == "migrate":
+        mem, smp, extra = numa_nodes(o.mem, o.smp)
     elif o.workload == "offline":
         mem += ",slots=2,maxmem=1G"
         extra = ["-object", "memory-backend-ram,id=m1,size=128M", "-device",
@@ -523,7 +563,7 @@ def plan(o, work, img=None, peers=None):
                     "file,id=luftrace,path=" + w("trace.raw"),
                     "-device", "virtserialport,chardev=luftrace,name=luftrace"]
     argv = ["timeout", "-k", "10", str(o.timeout), "qemu-system-x86_64", "-accel", "tcg",
-            "-smp", str(o.smp), "-m", mem, "-nographic", "-no-reboot", "-monitor", "none",
+            "-smp", smp, "-m", mem, "-nographic", "-no-reboot", "-monitor", "none",
             "-nic", "none"] + machine + [
             "-kernel", o.kernel, "-initrd", w("initramfs.cpio.gz"), "-append",
             "console=ttyS0 loglevel=7 panic=-1 oops=panic rdinit=/init" +

@@ -106,7 +106,13 @@ that `ctest -L kernel` runs, one STEP per test (tests/kernel/CMakeLists.txt):
            out of a flush never catches up) and LAZY_IPI (lazy CPUs
            interrupted) must each fail their KUnit case; DEFER_DIRTY defers
            dirty translations: the LUF_DEBUG check in try_to_unmap_one() must
-           fire (mixed workload)
+           fire (mixed workload); MIGRATE_FLUSH_LATE copies a migrated folio
+           before its flush: the migrate workload's writers must lose writes
+  migrate  the migrate workload (guest/migrate.c) on the patched kernel, two NUMA
+           nodes: a read-only and a written region moved between them with
+           move_pages() while readers and writers use them; every page must
+           move, no reader see a wrong word, no writer lose a write.
+           mm-mutants shows the writers' check can fail (MIGRATE_FLUSH_LATE)
   peers    two peer test suites from Debian on the patched kernel (the peers
            workload, guest/peers.c), while reclaim runs over a file on ext4:
            fio (verify=crc32c; mmap and psync engines, files together larger
@@ -155,6 +161,10 @@ SLOW = ["--append", "watchdog_thresh=60 rcupdate.rcu_cpu_stall_timeout=300 "
         "sysctl.kernel.hung_task_timeout_secs=600"]
 WORKLOAD = r"^(status|fail_reason|kernel_problems|workload\.)"  # what a failed boot shows
 NOT_OK = r"^ *not ok [0-9]+ "  # a failed KUnit case (or suite) on the console
+# The migrate step's workload (guest/migrate.c): 2 MiB read-only and 2 MiB written
+# by two writers, moved between the nodes twice, 512 pages a call (2,048 page
+# moves: luf's kernel flushes each, as 6.1 does: under 100 a second under TCG).
+MIGRATE_ARGS = ["--wargs", "--mb 2 --rounds 2 --writers 2"]
 
 
 # The rules: functions of boot's output (its key=value lines, maybe with its stderr
@@ -455,8 +465,10 @@ def mm_caught(mutant, out, run=1):
     before their flush make it see stale reads), ALLOC_NO_DRAIN (the oom workload's
     allocation that needs the parked memory ends in the OOM killer, SIGKILL),
     OFFLINE_NO_DRAIN (the offline workload gives up at its 10 s limit, EINTR:
-    offline_rc=4) or PARK_UNBOUNDED (one MADV_PAGEOUT pass, 512 folios, leaves more
-    than a 64-page bound parked)."""
+    offline_rc=4), PARK_UNBOUNDED (one MADV_PAGEOUT pass, 512 folios, leaves more
+    than a 64-page bound parked) or MIGRATE_FLUSH_LATE (a migrated folio copied
+    before its flush: the migrate workload's writers lose writes, boot number
+    @run)."""
     kv = parse_kv(out)
     key, caught, what = {
         "RECLAIM_NO_FLUSH": ("mismatches", lambda v: num(v) > 0, lambda v: "the checker "
@@ -470,11 +482,27 @@ def mm_caught(mutant, out, run=1):
                              "workload: " + show(out, r"^workload\.(parked_kb|offline_s)=")),
         "PARK_UNBOUNDED": ("parked_max_kb", lambda v: num(v) > 64 * 4, lambda v: "the pageout "
                            "workload: %s kB parked, bound 256 kB" % v),
+        "MIGRATE_FLUSH_LATE": ("lost_writes", lambda v: num(v) > 0, lambda v: "the migrate "
+                               "workload's writers (run %d): %s lost writes" % (run, v)),
     }[mutant]
     v = kv.get("workload." + key)
     if caught(v):
         return True, "%s: caught by %s" % (mutant, what(v))
     return False, "%s: NOT caught (%s=%s)" % (mutant, key, v or "none")
+
+
+def migrate_fails(out):
+    """The FAIL messages of the migrate step's boot whose output is @out: it must
+    pass (every page moved, no bad read, no lost write, no kernel report), and its
+    readers and writers must have run while the pages moved."""
+    kv, fails = parse_kv(out), []
+    if kv.get("status") != "pass":
+        fails.append("FAIL: the migrate boot failed: %s" % (
+            kv.get("fail_reason") or "status %s" % (kv.get("status") or "missing")))
+    if num(kv.get("workload.writes")) < 1 or num(kv.get("workload.lookups")) < 1:
+        fails.append("FAIL: the migrate workload's writers or readers did nothing: it proves "
+                     "nothing")
+    return fails
 
 
 def case_failed(console, case):
@@ -781,6 +809,15 @@ class Ci:
         self.say("luf: oom: " + show(p.stdout, r"^(status|workload\.(hog|parked_max_kb|drains|"
                                                r"reader_switches|attempts))="))
 
+    def migrate(self):
+        # Two NUMA nodes (boot's migrate workload): pages moved back and forth under
+        # readers and writers.
+        p = self.boot("--kernel", kernels.build("luf"), "--workload", "migrate", *MIGRATE_ARGS)
+        echo(grep(p.stdout, r"^(status|fail_reason|kernel_problems|tlb_shootdowns|"
+                            r"workload\.\w+)="), "  luf: ")
+        for m in migrate_fails(p.stdout):
+            self.say(m, True)
+
     def peers(self):
         # ctest's short form: 2 x 64 MiB of fio (the recorded runs, runs/peers-*.txt,
         # write 2 x 160 MiB: 272 s of fio on this machine) and 30 s of stress-ng.
@@ -849,17 +886,23 @@ class Ci:
         return self.boot("--kernel", self.mm, "--append", "luf.mutant=" + mutant, "--workload",
                          workload, *args, stderr=stderr)
 
-    def checker_caught(self, mutant, workload, *args):
-        """The harness kernel's checker boots (@workload, 45 s, @args) with
-        luf.mutant=@mutant, up to three, until one sees stale reads (mm_caught())."""
+    def caught_in_boots(self, mutant, workload, *args):
+        """The harness kernel's boots of @workload (@args) with luf.mutant=@mutant, up
+        to three, until one catches it (mm_caught()): (caught, the last boot)."""
         for run in BOOTS:
-            p = self.mm_boot(mutant, workload, "--seconds", "45", *args, "--timeout", "900",
-                             stderr=subprocess.PIPE)
+            p = self.mm_boot(mutant, workload, *args, stderr=subprocess.PIPE)
             ok, msg = mm_caught(mutant, p.stdout, run)
             if ok:
                 break
         self.verdicts([(ok, msg)], p.stdout, r"^(status|fail_reason|kernel_problems|"
-                                             r"nr_luf_deferred)=")
+                                             r"nr_luf_deferred|workload\.\w+)=")
+        return ok, p
+
+    def checker_caught(self, mutant, workload, *args):
+        """The harness kernel's checker boots (@workload, 45 s, @args) with
+        luf.mutant=@mutant, up to three, until one sees stale reads (mm_caught())."""
+        ok, p = self.caught_in_boots(mutant, workload, "--seconds", "45", *args,
+                                     "--timeout", "900")
         if ok:
             echo(grep(p.stderr, r"^  mismatch")[:2])
 
@@ -882,6 +925,9 @@ class Ci:
         # contents after the new ones were read.
         for mutant, writers in MM_STALE:
             self.stale(mutant, *writers.split())
+        # A migrated folio copied before its flush: a write a stale TLB entry lets
+        # through after the copy is lost (how often the window is hit varies).
+        self.caught_in_boots("MIGRATE_FLUSH_LATE", "migrate", *MIGRATE_ARGS, "--timeout", "900")
         # Rules whose absence a workload of their own shows (mm_caught()).
         for mutant, workload, args in MM_WORKLOAD:
             p = self.mm_boot(mutant, workload, *args, "--timeout", "600")
@@ -908,7 +954,7 @@ class Ci:
 
 
 STEPS = ("series", "build", "kunit", "debug", "kcsan", "coherence", "park", "mutants",
-         "mm-mutants", "peers", "compare")
+         "mm-mutants", "migrate", "peers", "compare")
 
 
 def main(argv):

@@ -58,14 +58,29 @@ class Boot(unittest.TestCase):
         o = self.opts("--workload", "pageout", "--mem", "1G", "--disk-mb", "900")
         self.assertEqual((o.mem, o.disk_mb), ("1G", 900))
 
+    def test_numa_nodes(self):
+        """migrate's two nodes: --mem each, the CPUs split, node 1 CPU-less with one."""
+        mem, smp, opts = boot.numa_nodes("256M", 4)
+        self.assertEqual((mem, smp), ("512M", "4,sockets=4,cores=1,threads=1"))
+        self.assertEqual(opts, ["-object", "memory-backend-ram,id=n0,size=256M",
+                                "-numa", "node,nodeid=0,cpus=0-1,memdev=n0",
+                                "-object", "memory-backend-ram,id=n1,size=256M",
+                                "-numa", "node,nodeid=1,cpus=2-3,memdev=n1"])
+        mem, smp, opts = boot.numa_nodes("1G", 1)
+        self.assertEqual((mem, smp, opts[3], opts[7]), (
+            "2048M", "1,sockets=1,cores=1,threads=1", "node,nodeid=0,cpus=0-0,memdev=n0",
+            "node,nodeid=1,memdev=n1"))
+
     def test_bad_options(self):
         self.assertEqual(self.usage("--workload", "x"), "boot: unknown workload 'x' (none reclaim "
                          "mixed checker coherence offline idle pageout oom hotpath kunit "
                          "reclaim-ext4 checker-ext4 coherence-ext4 reclaim-tmpfs reclaim-anon "
-                         "coherence-anon coherence-tmpfs peers)")
+                         "coherence-anon coherence-tmpfs peers migrate)")
         self.assertEqual(self.usage("--workload", "reclaim-anon", "--disk-mb", "7"),
                          "boot: reclaim-anon wants --disk-mb 8 or more (its swap; 3/4 of it is "
                          "the data)")
+        self.assertEqual(self.usage("--workload", "migrate", "--mem", "256"),
+                         "boot: --mem wants a size in M or G (256M, 1G), not '256'")
         self.assertEqual(self.usage("--machine", "q35"),
                          "boot: --machine wants pc or microvm, got 'q35'")
         for n in ("0", "01", "-1", "1.5", "x", ""):

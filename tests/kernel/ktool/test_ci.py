@@ -49,6 +49,16 @@ ANON = "status=pass\nworkload.anon_rounds=3\nworkload.anon_windows=3\nworkload.a
 TMPFS = "status=pass\nworkload.hole_rounds=3\nworkload.hole_windows=3\nworkload.hole_new_seen=3\n"
 
 
+MIGRATE = """status=pass
+fail_reason=
+workload.pages_migrated=32768
+workload.lookups=70000
+workload.writes=9000
+workload.lost_writes=0
+workload.shootdowns_per_page=0.0100
+"""
+
+
 def edit(text, old, new):
     """@text with its line @old replaced by @new (None: removed); @old must be there."""
     lines = text.splitlines()
@@ -145,6 +155,18 @@ class Rules(unittest.TestCase):
         # A boot that never got to the suites fails on every count.
         self.assertEqual(len(ci.peers_fails("status=fail\nfail_reason=timeout after 1500 s\n")),
                          7)
+
+    def test_migrate(self):
+        """Each part of the rule fails a run alone: the boot, and readers or writers
+        that did nothing."""
+        self.assertEqual(ci.migrate_fails(MIGRATE), [])
+        for old, new, msg in (
+                ("status=pass", "status=fail", "FAIL: the migrate boot failed: status fail"),
+                ("workload.writes=9000", "workload.writes=0", "FAIL: the migrate workload's "
+                 "writers or readers did nothing: it proves nothing"),
+                ("workload.lookups=70000", None, "FAIL: the migrate workload's writers or "
+                 "readers did nothing: it proves nothing")):
+            self.assertEqual(ci.migrate_fails(edit(MIGRATE, old, new)), [msg], (old, new))
 
     def test_peers_step(self):
         for out, failed in ((PEERS, False), (edit(PEERS, "workload.fio_rc=0",
@@ -398,7 +420,10 @@ class Rules(unittest.TestCase):
                  "workload.offline_rc=1", "OFFLINE_NO_DRAIN: caught by the offline workload: "
                  "workload.offline_s=10.0 "),
                 ("PARK_UNBOUNDED", "workload.parked_max_kb=260", "workload.parked_max_kb=256",
-                 "PARK_UNBOUNDED: caught by the pageout workload: 260 kB parked, bound 256 kB")):
+                 "PARK_UNBOUNDED: caught by the pageout workload: 260 kB parked, bound 256 kB"),
+                ("MIGRATE_FLUSH_LATE", "workload.lost_writes=3", "workload.lost_writes=0",
+                 "MIGRATE_FLUSH_LATE: caught by the migrate workload's writers (run 1): 3 "
+                 "lost writes")):
             self.assertEqual(ci.mm_caught(mutant, caught + "\n"), (True, say))
             key = missed.split("=")[0].split(".")[1]
             self.assertEqual(ci.mm_caught(mutant, missed + "\n"), (
@@ -464,7 +489,7 @@ class Rules(unittest.TestCase):
         tested = set(re.findall(r'luf_mutant\("([A-Z_]+)"\)', code))
         self.assertEqual(tested - {"NAME"}, set(core + mm + bad))
         booted = [m for m, *_ in ci.MM_STALE + ci.MM_WORKLOAD + ci.MM_KUNIT]
-        booted += re.findall(r'(?:mm_boot|checker_caught)\("([A-Z_]+)"',
+        booted += re.findall(r'(?:mm_boot|checker_caught|caught_in_boots)\("([A-Z_]+)"',
                              inspect.getsource(ci.Ci))
         self.assertEqual(sorted(set(booted)), sorted(mm))
         self.assertGreater(len(mm), 20)
