@@ -10,8 +10,8 @@
  * the whole region to the other node with move_pages(2), --chunk pages a call,
  * --rounds times. Every page moved unmaps a PTE of an address space live on the
  * readers' CPUs: 6.1 flushes each such PTE at once (a shootdown per page), a
- * kernel that batches migration's flush (lib/kernel/batched, which luf's
- * series starts with) once per batch of up to 512 pages. (The region's PTEs
+ * kernel that batches migration's flush (lib/kernel/batched) once per batch
+ * of up to 512 pages. (The region's PTEs
  * are dirty from the fill; luf, which defers nothing of migration yet, could
  * defer only clean ones.) The readers' check has not been seen failing: the
  * source of a migrated page keeps its contents until its frame is reused,
@@ -30,7 +30,7 @@
  *   --readers N  reader threads (default: the CPUs but one)
  *   --writers N  writer threads (default 0), over a writable region of --mb
  *   --rounds N   moves of the whole region (default 2; under TCG a kernel that
- *                flushes per page moves a few hundred pages a second)
+ *                flushes per page moves fewer than a hundred pages a second)
  *   --chunk N    pages per move_pages() call (default 512, migrate_pages()'s
  *                batch; at most 4096)
  * Prints key=value lines: rounds, pages_migrated (pages move_pages() reported on

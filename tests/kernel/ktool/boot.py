@@ -773,7 +773,8 @@ def run_guest(o, cache, work):
     initramfs(work, gdir, init_text(cmd, o.trace, o.fs, o.swap, bool(peers)))
     say("booting %s/%s (%s-smp %d -m %s, workload %s%s%s, timeout %d s)" % (
         os.path.basename(os.path.dirname(o.kernel)), os.path.basename(o.kernel),
-        "" if o.machine == "pc" else o.machine + " ", o.smp, o.mem, o.workload,
+        "" if o.machine == "pc" else o.machine + " ", o.smp, argv[argv.index("-m") + 1],
+        o.workload,
         ": " + cmd if cmd else "", ", KUnit" if o.kunit else "", o.timeout))
     qrc, elapsed = run_qemu(o, argv, work)
     strip_cr(os.path.join(work, "console.raw"), os.path.join(work, "console.txt"))
