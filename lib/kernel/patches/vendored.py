@@ -40,9 +40,12 @@ def repo_files(repo):
 
 
 def patches(sdir):
-    """The patches the series file of @sdir names, in order."""
+    """The patches the series file of @sdir names, in order, but those of another
+    directory (the batched migration flush the series starts with, ../batched/):
+    they vendor nothing."""
     out = [sdir / l for l in (l.split("#", 1)[0].strip()
-                              for l in (sdir / "series").read_text().splitlines()) if l]
+                              for l in (sdir / "series").read_text().splitlines())
+           if l and not l.startswith("../")]
     if not out:
         sys.exit("vendored.py: the series file names no patch")
     return out

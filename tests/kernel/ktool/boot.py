@@ -39,9 +39,11 @@ Usage: boot --kernel BZIMAGE [--workload NAME] [--kunit] [--disk-mb N] [--thread
                    disk (peers_image(), mounted on /peers) while reclaim-ext4's
                    reclaim runs over /mnt/data;
                    migrate (guest/migrate.c): two NUMA nodes of --mem each (QEMU's
-                   -numa; node 0 the first half of the CPUs, node 1 the rest), a
-                   read-only mapping moved between them with move_pages() while
-                   readers on the other CPUs read it. Default: none.
+                   -numa; node 0 the first half of the CPUs, node 1 the rest; on
+                   microvm, which has no ACPI, the kernel's numa=fake=2 with
+                   CONFIG_NUMA_EMU), a read-only mapping moved between them with
+                   move_pages() while readers on the other CPUs read it.
+                   Default: none.
   --kunit          parse the console with the kernel's own KUnit parser
                    (tools/testing/kunit/kunit.py parse, from the kernel's source tree
                    in the kbuild cache) and fail on any failed, crashed or missing case
@@ -119,7 +121,7 @@ WORKLOADS = ("none", "reclaim", "mixed", "checker", "coherence", "offline", "idl
              "migrate")
 MICROVM = ("none", "kunit", "reclaim", "mixed", "checker", "hotpath", "reclaim-ext4",
            "checker-ext4", "reclaim-tmpfs", "reclaim-anon", "coherence-ext4", "coherence-anon",
-           "coherence-tmpfs")
+           "coherence-tmpfs", "migrate")
 # WORKLOAD-ext4: WORKLOAD over the file /mnt/data of an ext4 file system (journal on,
 # data=ordered) that fills the disk, made on the host by mkfs.ext4 -d (ext4_image()).
 FS_SUFFIX = "-ext4"
@@ -534,6 +536,9 @@ def plan(o, work, img=None, peers=None):
             + shared + shared
     elif o.base == "peers":  # the suites' disk (/dev/vdb), mounted on /peers
         extra = ["-drive", "file=%s,format=raw,if=virtio,cache=unsafe,snapshot=on" % peers]
+    elif o.workload == "migrate" and o.machine == "microvm":
+        # No SRAT without ACPI: the kernel splits the memory into two nodes itself.
+        mem, pre = "%dM" % (2 * mem_mb(o.mem)), " ".join(a for a in (pre, "numa=fake=2") if a)
     elif o.workload == "migrate":
         mem, smp, extra = numa_nodes(o.mem, o.smp)
     elif o.workload == "offline":

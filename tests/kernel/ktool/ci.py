@@ -16,8 +16,8 @@ that `ctest -L kernel` runs, one STEP per test (tests/kernel/CMakeLists.txt):
            luf's IPIs beside the rise of the "TLB shootdowns" row
   debug    the debug kernel (debug.config: KASAN, lockdep, atomic-sleep, DEBUG_VM,
            ...; luf-debug.config; the harness, which changes no behaviour
-           without luf.mutant=): the KUnit suite on 4 CPUs, the reclaim and the
-           checker workloads (each with a floor of deferred flushes; the
+           without luf.mutant=): the KUnit suite on 4 CPUs, the reclaim,
+           reclaim-anon, migrate (numa=fake=2) and checker workloads (each with a floor of deferred flushes; the
            checker's also with one of writes that settled a deferral: seen
            failing with 16 deferred in 256 MiB and with its writer off, 0
            write aborts; a boot below them boots again, up to three), with
@@ -26,7 +26,8 @@ that `ctest -L kernel` runs, one STEP per test (tests/kernel/CMakeLists.txt):
            harness KUnit case that reads freed memory and calls might_sleep()
            under a spinlock must make the scan fail)
   kcsan    the KCSAN kernel (KCSAN and KASAN exclude each other; the harness):
-           the KUnit suite and the reclaim workload. Data races in code luf
+           the KUnit suite and the reclaim-ext4, reclaim-tmpfs and migrate
+           workloads. Data races in code luf
            neither is nor changes (6.1's printk, readahead, vmstat have some)
            are listed, not failed on; any other report fails (boot). Shows it
            can fail: booted with luf.mutant=BAD_RACE, a harness KUnit case
@@ -107,12 +108,19 @@ that `ctest -L kernel` runs, one STEP per test (tests/kernel/CMakeLists.txt):
            interrupted) must each fail their KUnit case; DEFER_DIRTY defers
            dirty translations: the LUF_DEBUG check in try_to_unmap_one() must
            fire (mixed workload); MIGRATE_FLUSH_LATE copies a migrated folio
-           before its flush: the migrate workload's writers must lose writes
+           before its flush: the migrate workload's writers must lose writes;
+           MIGRATE_SRC_UNFLUSHED frees a migrated source before its deferred
+           flush: the migrate workload's readers must read another page's
+           words; MIGRATE_MIXED_NO_FLUSH maps a copy writable again before the
+           flush luf deferred for its read-only translations: the migrate
+           workload's readers must read versions older than one published
   migrate  the migrate workload (guest/migrate.c) on the patched kernel, two NUMA
-           nodes: a read-only and a written region moved between them with
-           move_pages() while readers and writers use them; every page must
-           move, no reader see a wrong word, no writer lose a write.
-           mm-mutants shows the writers' check can fail (MIGRATE_FLUSH_LATE)
+           nodes: a read-only and a written region, and pages a second process
+           writes through a shared mapping (--coherence), moved between them
+           with move_pages() while readers and writers use them; every page must
+           move, luf must defer flushes, no reader see a wrong word or an old
+           version, no writer lose a write. mm-mutants shows each check can
+           fail (MIGRATE_FLUSH_LATE, MIGRATE_SRC_UNFLUSHED, MIGRATE_MIXED_NO_FLUSH)
   peers    two peer test suites from Debian on the patched kernel (the peers
            workload, guest/peers.c), while reclaim runs over a file on ext4:
            fio (verify=crc32c; mmap and psync engines, files together larger
@@ -161,10 +169,16 @@ SLOW = ["--append", "watchdog_thresh=60 rcupdate.rcu_cpu_stall_timeout=300 "
         "sysctl.kernel.hung_task_timeout_secs=600"]
 WORKLOAD = r"^(status|fail_reason|kernel_problems|workload\.)"  # what a failed boot shows
 NOT_OK = r"^ *not ok [0-9]+ "  # a failed KUnit case (or suite) on the console
-# The migrate step's workload (guest/migrate.c): 2 MiB read-only and 2 MiB written
-# by two writers, moved between the nodes twice, 512 pages a call (2,048 page
-# moves: luf's kernel flushes each, as 6.1 does: under 100 a second under TCG).
-MIGRATE_ARGS = ["--wargs", "--mb 2 --rounds 2 --writers 2"]
+# The migrate step's workload (guest/migrate.c): 2 MiB read-only, 2 MiB written by
+# two writers and 64 pages written by a second process, moved between the nodes
+# four times, 512 pages a call (4,352 page moves, a few seconds under TCG).
+MIGRATE_ARGS = ["--wargs", "--mb 2 --rounds 4 --writers 2 --coherence 64"]
+# The migrate boots of two mutants: sources freed unflushed are a stale reader's
+# only once a later round reuses their frames before anything flushes the readers'
+# CPUs (the writers' and the second process's pages flush them: not moved here);
+# a copy mapped writable before the deferred flush needs the second process.
+MIGRATE_SRC_ARGS = ["--wargs", "--mb 2 --rounds 4"]
+MIGRATE_MIXED_ARGS = ["--wargs", "--mb 2 --rounds 2 --coherence 64"]
 
 
 # The rules: functions of boot's output (its key=value lines, maybe with its stderr
@@ -468,7 +482,10 @@ def mm_caught(mutant, out, run=1):
     offline_rc=4), PARK_UNBOUNDED (one MADV_PAGEOUT pass, 512 folios, leaves more
     than a 64-page bound parked) or MIGRATE_FLUSH_LATE (a migrated folio copied
     before its flush: the migrate workload's writers lose writes, boot number
-    @run)."""
+    @run), MIGRATE_SRC_UNFLUSHED (a migrated source freed before its flush: the
+    migrate workload's readers read words of other pages) or
+    MIGRATE_MIXED_NO_FLUSH (a copy mapped writable before the deferred flush:
+    its readers read versions older than one published)."""
     kv = parse_kv(out)
     key, caught, what = {
         "RECLAIM_NO_FLUSH": ("mismatches", lambda v: num(v) > 0, lambda v: "the checker "
@@ -484,6 +501,11 @@ def mm_caught(mutant, out, run=1):
                            "workload: %s kB parked, bound 256 kB" % v),
         "MIGRATE_FLUSH_LATE": ("lost_writes", lambda v: num(v) > 0, lambda v: "the migrate "
                                "workload's writers (run %d): %s lost writes" % (run, v)),
+        "MIGRATE_SRC_UNFLUSHED": ("bad_reads", lambda v: num(v) > 0, lambda v: "the migrate "
+                                  "workload's readers (run %d): %s bad reads" % (run, v)),
+        "MIGRATE_MIXED_NO_FLUSH": ("stale_reads", lambda v: num(v) > 0, lambda v: "the "
+                                   "migrate workload's readers (run %d): %s stale reads"
+                                   % (run, v)),
     }[mutant]
     v = kv.get("workload." + key)
     if caught(v):
@@ -493,15 +515,19 @@ def mm_caught(mutant, out, run=1):
 
 def migrate_fails(out):
     """The FAIL messages of the migrate step's boot whose output is @out: it must
-    pass (every page moved, no bad read, no lost write, no kernel report), and its
-    readers and writers must have run while the pages moved."""
+    pass (every page moved, no bad read, no stale read, no lost write, no kernel
+    report), its readers, writers and second process must have run while the pages
+    moved, and luf must have deferred flushes (the boot has no disk: nothing but
+    migration unmaps)."""
     kv, fails = parse_kv(out), []
     if kv.get("status") != "pass":
         fails.append("FAIL: the migrate boot failed: %s" % (
             kv.get("fail_reason") or "status %s" % (kv.get("status") or "missing")))
-    if num(kv.get("workload.writes")) < 1 or num(kv.get("workload.lookups")) < 1:
+    if min(num(kv.get("workload." + k)) for k in ("writes", "lookups", "shared_writes")) < 1:
         fails.append("FAIL: the migrate workload's writers or readers did nothing: it proves "
                      "nothing")
+    if num(kv.get("nr_luf_deferred")) < 1:
+        fails.append("FAIL: luf deferred no flush of the migrate workload's read-only pages")
     return fails
 
 
@@ -544,9 +570,13 @@ def series_lines(path):
 
 def harness_lists_series(series, harness):
     """Whether the series file @harness (tests/kernel/harness/series) lists the patches
-    of @series (lib/kernel/patches/series), in order, as ../ paths, blank lines too."""
-    return series_lines(series) == [os.path.basename(l) for l in series_lines(harness)
-                                    if l.startswith("../")]
+    of @series (lib/kernel/patches/series: the batched migration flush's, then luf's),
+    in order, as ../ paths, blank lines too: the same files."""
+    def files(path, names):
+        return [os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(path)), n))
+                if n else n for n in names]
+    return files(series, series_lines(series)) == \
+        files(harness, [l for l in series_lines(harness) if l.startswith("../")])
 
 
 def echo(rows, indent=""):
@@ -707,6 +737,14 @@ class Ci:
         echo(grep(p.stdout, r"^(status|fail_reason|tlb_shootdowns|runtime_s|kernel_problems|"
                                  r"kcsan_|nr_luf_(deferred|held)|workload\.bad_reads)="))
         for m in swap_fails(p.stdout, wl):
+            self.say(m, True)
+        # Pages moved between two nodes (numa=fake=2 on microvm): luf's deferrals in
+        # migration, the park of the sources and the flush before a writable copy.
+        p = self.boot("--kernel", img, "--workload", "migrate", *MIGRATE_ARGS, "--timeout",
+                      "900", *SLOW, stderr=None)
+        echo(grep(p.stdout, r"^(status|fail_reason|tlb_shootdowns|kernel_problems|kcsan_|"
+                            r"nr_luf_deferred|workload\.\w+)="), "  migrate: ")
+        for m in migrate_fails(p.stdout):
             self.say(m, True)
         if step == "debug":
             # The checker's writes settle what reclaim deferred (write aborts):
@@ -928,6 +966,10 @@ class Ci:
         # A migrated folio copied before its flush: a write a stale TLB entry lets
         # through after the copy is lost (how often the window is hit varies).
         self.caught_in_boots("MIGRATE_FLUSH_LATE", "migrate", *MIGRATE_ARGS, "--timeout", "900")
+        # A migrated source freed before its deferred flush, and a copy mapped writable
+        # before it: readers read another page's words, or an old version.
+        self.caught_in_boots("MIGRATE_SRC_UNFLUSHED", "migrate", *MIGRATE_SRC_ARGS)
+        self.caught_in_boots("MIGRATE_MIXED_NO_FLUSH", "migrate", *MIGRATE_MIXED_ARGS)
         # Rules whose absence a workload of their own shows (mm_caught()).
         for mutant, workload, args in MM_WORKLOAD:
             p = self.mm_boot(mutant, workload, *args, "--timeout", "600")

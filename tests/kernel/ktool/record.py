@@ -55,7 +55,8 @@ def run_line(i, out, keys):
 
 def rev_series(rev, sdir):
     """Write the series of revision @rev (lib/kernel/patches/series and its
-    patches) to the directory @sdir; the short commit. Raises Usage if @rev
+    patches) to the directory @sdir (the batched patches it names as ../batched/
+    to @sdir/../batched); the short commit. Raises Usage if @rev
     names no commit, Fail if git cannot show a file."""
     p = cli.run(["git", "-C", cli.REPO, "rev-parse", "--short", rev + "^{commit}"],
                 stdout=subprocess.PIPE)
@@ -66,10 +67,17 @@ def rev_series(rev, sdir):
     series = cli.output(["git", "-C", cli.REPO, "show", commit + ":lib/kernel/patches/series"])
     for name in ["series"] + [w for l in series.splitlines() if not l.startswith("#")
                               for w in l.split()]:
-        with open(os.path.join(sdir, name), "wb") as f:
-            if cli.run(["git", "-C", cli.REPO, "show", "%s:lib/kernel/patches/%s" % (commit, name)],
+        # A patch of lib/kernel/batched (../batched/NAME) goes beside @sdir, as there.
+        path = os.path.normpath(os.path.join("lib/kernel/patches", name))
+        dest = os.path.normpath(os.path.join(sdir, name))
+        if not re.fullmatch(r"(\.\./batched/)?[\w.-]+", name) or name.startswith("."):
+            raise cli.Fail("%s's series names %s: neither a patch beside it nor one of "
+                           "../batched/" % (commit, name))
+        os.makedirs(os.path.dirname(dest), exist_ok=True)
+        with open(dest, "wb") as f:
+            if cli.run(["git", "-C", cli.REPO, "show", "%s:%s" % (commit, path)],
                        stdout=f).returncode:
-                raise cli.Fail("no lib/kernel/patches/%s in %s" % (name, commit))
+                raise cli.Fail("no %s in %s" % (path, commit))
     return commit
 
 

@@ -51,10 +51,13 @@ TMPFS = "status=pass\nworkload.hole_rounds=3\nworkload.hole_windows=3\nworkload.
 
 MIGRATE = """status=pass
 fail_reason=
+nr_luf_deferred=4096
 workload.pages_migrated=32768
 workload.lookups=70000
 workload.writes=9000
 workload.lost_writes=0
+workload.shared_writes=800
+workload.stale_reads=0
 workload.shootdowns_per_page=0.0100
 """
 
@@ -157,15 +160,19 @@ class Rules(unittest.TestCase):
                          7)
 
     def test_migrate(self):
-        """Each part of the rule fails a run alone: the boot, and readers or writers
-        that did nothing."""
+        """Each part of the rule fails a run alone: the boot, readers, writers or
+        the second process that did nothing, and luf that deferred nothing."""
         self.assertEqual(ci.migrate_fails(MIGRATE), [])
         for old, new, msg in (
                 ("status=pass", "status=fail", "FAIL: the migrate boot failed: status fail"),
                 ("workload.writes=9000", "workload.writes=0", "FAIL: the migrate workload's "
                  "writers or readers did nothing: it proves nothing"),
                 ("workload.lookups=70000", None, "FAIL: the migrate workload's writers or "
-                 "readers did nothing: it proves nothing")):
+                 "readers did nothing: it proves nothing"),
+                ("workload.shared_writes=800", "workload.shared_writes=0", "FAIL: the migrate "
+                 "workload's writers or readers did nothing: it proves nothing"),
+                ("nr_luf_deferred=4096", "nr_luf_deferred=0", "FAIL: luf deferred no flush of "
+                 "the migrate workload's read-only pages")):
             self.assertEqual(ci.migrate_fails(edit(MIGRATE, old, new)), [msg], (old, new))
 
     def test_peers_step(self):
@@ -423,7 +430,13 @@ class Rules(unittest.TestCase):
                  "PARK_UNBOUNDED: caught by the pageout workload: 260 kB parked, bound 256 kB"),
                 ("MIGRATE_FLUSH_LATE", "workload.lost_writes=3", "workload.lost_writes=0",
                  "MIGRATE_FLUSH_LATE: caught by the migrate workload's writers (run 1): 3 "
-                 "lost writes")):
+                 "lost writes"),
+                ("MIGRATE_SRC_UNFLUSHED", "workload.bad_reads=7", "workload.bad_reads=0",
+                 "MIGRATE_SRC_UNFLUSHED: caught by the migrate workload's readers (run 1): 7 "
+                 "bad reads"),
+                ("MIGRATE_MIXED_NO_FLUSH", "workload.stale_reads=9", "workload.stale_reads=0",
+                 "MIGRATE_MIXED_NO_FLUSH: caught by the migrate workload's readers (run 1): 9 "
+                 "stale reads")):
             self.assertEqual(ci.mm_caught(mutant, caught + "\n"), (True, say))
             key = missed.split("=")[0].split(".")[1]
             self.assertEqual(ci.mm_caught(mutant, missed + "\n"), (
@@ -459,19 +472,24 @@ class Rules(unittest.TestCase):
             "--", "ERROR: d"])
 
     def test_harness_series(self):
+        """The harness series names the same files, in order: the patches' own
+        (p/) and the batched one's (b/) as ../ paths from its directory (h/)."""
         with tempfile.TemporaryDirectory() as d:
             def write(name, text):
+                os.makedirs(os.path.join(d, os.path.dirname(name)), exist_ok=True)
                 with open(os.path.join(d, name), "w") as f:
                     f.write(text)
                 return os.path.join(d, name)
-            s = write("series", "# c\na.patch\nb.patch\n")
-            h = write("harness", "# c\n../../p/a.patch\n../../p/b.patch\nh.patch\n")
+            s = write("p/series", "# c\n../b/z.patch\na.patch\nb.patch\n")
+            h = write("h/series", "# c\n../b/z.patch\n../p/a.patch\n../p/b.patch\nh.patch\n")
             self.assertTrue(ci.harness_lists_series(s, h))
-            self.assertEqual(ci.series_lines(h), ["../../p/a.patch", "../../p/b.patch", "h.patch"])
-            h = write("harness", "# c\n../../p/b.patch\n../../p/a.patch\nh.patch\n")
-            self.assertFalse(ci.harness_lists_series(s, h))
-            h = write("harness", "# c\n../../p/a.patch\nh.patch\n")
-            self.assertFalse(ci.harness_lists_series(s, h))
+            self.assertEqual(ci.series_lines(h), ["../b/z.patch", "../p/a.patch",
+                                                  "../p/b.patch", "h.patch"])
+            for text in ("# c\n../b/z.patch\n../p/b.patch\n../p/a.patch\nh.patch\n",
+                         "# c\n../b/z.patch\n../p/a.patch\nh.patch\n",
+                         "# c\n../p/z.patch\n../p/a.patch\n../p/b.patch\nh.patch\n"):
+                h = write("h/series", text)
+                self.assertFalse(ci.harness_lists_series(s, h), text)
         self.assertTrue(ci.harness_lists_series(ci.cli.SERIES, os.path.join(
             ci.cli.KDIR, "harness", "series")))
 
