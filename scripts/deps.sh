@@ -5,7 +5,8 @@
 #        kernel: what tests/kernel/ needs: run and vendor (Debian's kernel and
 #        headers), kbuild (linux-source-6.1 and the kernel's build dependencies),
 #        boot (QEMU, busybox, static guest programs; e2fsprogs for the ext4 images;
-#        fio and stress-ng, the peers workload's suites),
+#        fio and stress-ng, the peers workload's suites; ndctl, which makes the
+#        tier workload's emulated NVDIMM a device-DAX namespace),
 #        checkpatch (python3-ply, python3-git))
 set -euo pipefail
 
@@ -13,7 +14,7 @@ base=(cmake make gcc pkg-config zlib1g-dev)
 tests=(liburcu-dev libck-dev doxygen gnuplot-nox clang libcmocka-dev libcriterion-dev libclang-rt-14-dev valgrind spin python3 linux-source-6.1 abigail-tools)
 kernel=(linux-image-amd64 linux-headers-amd64 qemu-system-x86 busybox-static cpio libc6-dev
 	linux-source-6.1 xz-utils patch flex bison bc libelf-dev libssl-dev dwarves sparse python3
-	python3-ply python3-git e2fsprogs fio stress-ng)
+	python3-ply python3-git e2fsprogs fio stress-ng ndctl)
 
 case "${1:-test}" in
 run) want=("${base[@]}" gnuplot-nox) ;;

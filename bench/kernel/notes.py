@@ -10,7 +10,7 @@ tests/kernel/compare with their provenance.
 
 Usage: notes.py [--check | --self-test] [--out FILE] [--readme FILE] [--short JSON]
                 [--full JSON] [--sweep JSON] [--hotpath JSON] [--ext4 JSON] [--swap JSON]
-                [--results FILE] [--patches DIR]
+                [--migration JSON] [--results FILE] [--patches DIR]
   --self-test  show that --check fails: on a copy of the README with one digit
             of its kernel paragraph changed, and on a copy of the series with
             one byte added to a patch (exit 0 if both fail as they must)
@@ -22,10 +22,11 @@ Usage: notes.py [--check | --self-test] [--out FILE] [--readme FILE] [--short JS
             lib/kernel/patches; and if section 4 of bench/RESULTS.md (FILE of
             --results) does not hold each JSON's report (tests/kernel/compare
             --render; the sweep's and the hot paths' JSON, bench/kernel/
-            compare-sweep.json, compare-hotpath.json, compare-ext4.json and
-            compare-swap.json, where they exist, are
-            checked as the others) and the notes, as ONLY=kernel bench/run
-            writes them
+            compare-sweep.json, compare-hotpath.json, compare-ext4.json,
+            compare-swap.json and compare-migration.json (--migration: the
+            three kernels on migrate and tier; no paragraph of the notes),
+            where they exist, are checked as the others, their series too)
+            and the notes, as ONLY=kernel bench/run writes them
 Exit: 0 written or up to date, 1 out of date, 2 usage or unreadable input.
 """
 import argparse
@@ -436,6 +437,7 @@ def self_test(a):
         return subprocess.run([sys.executable, os.path.abspath(__file__), "--check", "--readme",
                                readme, "--patches", patches, "--out", a.out, "--short", a.short,
                                "--full", full, "--sweep", a.sweep, "--hotpath", a.hotpath,
+                               "--ext4", a.ext4, "--swap", a.swap, "--migration", a.migration,
                                "--results", a.results],
                               capture_output=True, text=True)
 
@@ -449,8 +451,11 @@ def self_test(a):
         with open(readme, "w", encoding="utf-8") as fh:
             d = text[i + m.start()]
             fh.write(text[:i + m.start()] + str((int(d) + 1) % 10) + text[i + m.start() + 1:])
-        patches = os.path.join(tmp, "patches")
-        shutil.copytree(a.patches, patches)
+        # The series' directory with its siblings: the series names patches of
+        # ../batched too.
+        kdir = os.path.join(tmp, "kernel")
+        shutil.copytree(os.path.dirname(os.path.abspath(a.patches)), kdir)
+        patches = os.path.join(kdir, os.path.basename(os.path.abspath(a.patches)))
         base = check(a.readme, a.patches)
         if base.returncode != 0:
             print("notes.py: self-test: --check fails on the tree itself:\n" + base.stderr,
@@ -492,6 +497,7 @@ def main():
     ap.add_argument("--hotpath", default=os.path.join(HERE, "compare-hotpath.json"))
     ap.add_argument("--ext4", default=os.path.join(HERE, "compare-ext4.json"))
     ap.add_argument("--swap", default=os.path.join(HERE, "compare-swap.json"))
+    ap.add_argument("--migration", default=os.path.join(HERE, "compare-migration.json"))
     ap.add_argument("--results", default=os.path.join(HERE, "..", "RESULTS.md"))
     ap.add_argument("--readme", default=os.path.join(HERE, "..", "..", "README.md"))
     ap.add_argument("--patches", default=os.path.join(HERE, "..", "..", "lib", "kernel", "patches"))
@@ -518,8 +524,8 @@ def main():
         except OSError as e:
             print(f"notes.py: cannot hash the series: {e}", file=sys.stderr)
             return 2
-        cmps = [short, full] + [Cmp(p) for p in (a.sweep, a.hotpath, a.ext4, a.swap)
-                                if os.path.exists(p)]
+        cmps = [short, full] + [Cmp(p) for p in (a.sweep, a.hotpath, a.ext4, a.swap,
+                                                 a.migration) if os.path.exists(p)]
         for c in cmps:
             if c.d["provenance"]["series"] != tree:
                 print(f"notes.py: {c.path} was recorded on series {c.d['provenance']['series']}, "
@@ -551,8 +557,8 @@ def main():
             print(f"notes.py: the kernel numbers in {a.readme} differ from the JSON; "
                   "run bench/kernel/notes.py to write them", file=sys.stderr)
             return 1
-        return check_results(a.results, [a.short, a.full, a.sweep, a.hotpath, a.ext4, a.swap],
-                             text)
+        return check_results(a.results, [a.short, a.full, a.sweep, a.hotpath, a.ext4, a.swap,
+                                         a.migration], text)
     with open(a.out, "w", encoding="utf-8") as fh:
         fh.write(text)
     if new_readme != readme:

@@ -5,8 +5,12 @@
 After a change to the series (lib/kernel/patches), every JSON of bench/kernel
 must be recorded again on it (notes.py --check fails until then). This runs the
 command each bench/kernel/COMMAND* file holds (short, hot paths, sweep, full,
-ext4, swap: about two hours and twenty minutes of boots on an idle 2-core
-machine: the issues' least run counts, the ext4 comparison in its short form), each with
+ext4, swap, migration: about two hours and forty minutes of boots on an idle
+2-core machine: the issues' least run counts, the ext4 comparison in its short
+form; of that, the migration phase about twenty minutes: 3 runs of 3 kernels
+on 2 workloads, migrate's boots ~100 s on the pristine kernel and ~20 s on
+the others, 3 x 140 s, and tier's nine boots 60-90 s each; a cold kbuild
+cache adds the kernels' builds, the batched one's among them), each with
 "--work DIR/SERIES/NAME" (tests/kernel/compare --work): run again after it was
 killed, it boots only what has no passed results yet. Then it writes
 NOTES.md, the README's kernel paragraph and section 4 of bench/RESULTS.md from
@@ -14,8 +18,9 @@ the new JSON (notes.py, ONLY=kernel bench/run) and checks them (notes.py
 --check). Keep the machine idle meanwhile: the runtimes are compared.
 
 Usage: record.py [--only LIST] [--work DIR] [--dry-run]
-  --only LIST  comma-separated, of short, hotpath, sweep, full, ext4, swap
-               (default: all, in that order); the docs are written only after all six
+  --only LIST  comma-separated, of short, hotpath, sweep, full, ext4, swap,
+               migration (default: all, in that order); the docs are written only
+               after all seven
   --work DIR   where the boots' output stays (default
                ${XDG_CACHE_HOME:-~/.cache}/luf/record); SERIES is the series'
                hash, so a changed series starts afresh. The same series with
@@ -39,7 +44,8 @@ from ktool import kernels  # noqa: E402  (the series' hash compare records)
 
 # name -> the file holding its command, in the order they run.
 PHASES = (("short", "COMMAND"), ("hotpath", "COMMAND-hotpath"), ("sweep", "COMMAND-sweep"),
-          ("full", "COMMAND-full"), ("ext4", "COMMAND-ext4"), ("swap", "COMMAND-swap"))
+          ("full", "COMMAND-full"), ("ext4", "COMMAND-ext4"), ("swap", "COMMAND-swap"),
+          ("migration", "COMMAND-migration"))
 
 
 def commands(names, work):
@@ -64,7 +70,7 @@ def main():
     names = a.only.replace(",", " ").split()
     unknown = [n for n in names if n not in dict(PHASES)]
     if unknown or not names:
-        ap.error("--only takes short, hotpath, sweep, full; got %s" % (a.only or "nothing"))
+        ap.error("--only takes %s; got %s" % (", ".join(n for n, _ in PHASES), a.only or "nothing"))
     steps = commands(names, os.path.abspath(a.work))
     if len(names) == len(PHASES):
         steps += [("notes", [sys.executable, "bench/kernel/notes.py"]),

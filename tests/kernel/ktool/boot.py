@@ -42,8 +42,15 @@ Usage: boot --kernel BZIMAGE [--workload NAME] [--kunit] [--disk-mb N] [--thread
                    -numa; node 0 the first half of the CPUs, node 1 the rest; on
                    microvm, which has no ACPI, the kernel's numa=fake=2 with
                    CONFIG_NUMA_EMU), a read-only mapping moved between them with
-                   move_pages() while readers on the other CPUs read it.
-                   Default: none.
+                   move_pages() while readers on the other CPUs read it;
+                   tier (guest/tier.c): memory tiering, node 0 of --mem (default
+                   512M) with every CPU, node 1 an emulated 1 GiB NVDIMM (QEMU's
+                   nvdimm=on, ACPI NFIT) that Debian's ndctl makes a device-DAX
+                   namespace, onlined as system RAM by the dax kmem driver (a
+                   lower memory tier); demotion_enabled=1 and
+                   kernel.numa_balancing=2 (tiering); random lookups over the
+                   file /mnt/data of an ext4 image of --disk-mb (default 768,
+                   larger than node 0). Default: none.
   --kunit          parse the console with the kernel's own KUnit parser
                    (tools/testing/kunit/kunit.py parse, from the kernel's source tree
                    in the kbuild cache) and fail on any failed, crashed or missing case
@@ -118,7 +125,7 @@ GUEST = os.path.join(cli.KDIR, "guest")
 WORKLOADS = ("none", "reclaim", "mixed", "checker", "coherence", "offline", "idle", "pageout",
              "oom", "hotpath", "kunit", "reclaim-ext4", "checker-ext4", "coherence-ext4",
              "reclaim-tmpfs", "reclaim-anon", "coherence-anon", "coherence-tmpfs", "peers",
-             "migrate")
+             "migrate", "tier")
 MICROVM = ("none", "kunit", "reclaim", "mixed", "checker", "hotpath", "reclaim-ext4",
            "checker-ext4", "reclaim-tmpfs", "reclaim-anon", "coherence-ext4", "coherence-anon",
            "coherence-tmpfs", "migrate")
@@ -155,6 +162,30 @@ TMPFS_FILE_MB = 400
 # the pristine kernel, a flush per page, moved fewer than 100 a second:
 # runs/migrate-pristine.txt).
 MIGRATE_TIMEOUT = 900
+# The tier workload's lower tier: an emulated NVDIMM of this many MiB on node 1,
+# and the program (Debian's ndctl) that makes its namespace a device-DAX one in
+# the guest, copied into the initramfs with the shared libraries ldd names for it.
+TIER_PMEM_MB = 1024
+# The tier workload's QEMU limit: the first reads of the disk's file (768 MiB by
+# default), the lookups (60 s by default) and the boot.
+TIER_TIMEOUT = 900
+TIER_TOOLS = ("/usr/bin/ndctl",)
+# What the guest's init runs before the tier workload: the NVDIMM's namespace in
+# device-DAX mode (2 MiB aligned, as the kmem driver onlines memory blocks); the
+# device handed from device_dax to the kmem driver and its memory blocks onlined
+# (movable), as daxctl reconfigure-device --mode=system-ram does (daxctl wants
+# kmod to load kmem, built in here); then demotion and NUMA balancing's tiering
+# mode.
+TIER_SETUP = r"""ndctl create-namespace -f -e namespace0.0 -m devdax -a 2M >/dev/null 2>&3 &&
+	echo dax0.0 >/sys/bus/dax/drivers/device_dax/unbind &&
+	echo dax0.0 >/sys/bus/dax/drivers/kmem/new_id &&
+	for b in /sys/devices/system/node/node1/memory*; do
+		echo online_movable >$b/state || exit 1
+	done &&
+	echo 1 >/sys/kernel/mm/numa/demotion_enabled &&
+	echo 2 >/proc/sys/kernel/numa_balancing ||
+	r "@@setup_error cannot make the NVDIMM a lower memory tier (ndctl, dax kmem)"
+"""
 # option: (attribute, its default; None for a flag)
 OPTIONS = {"--kernel": ("kernel", ""), "--workload": ("workload", "none"),
            "--kunit": ("kunit", None), "--disk-mb": ("disk_mb", "768"),
@@ -234,12 +265,19 @@ def options(argv):
                         "the data)" % o.workload)
     if o.base == "peers":  # the pressure: reclaim over reclaim-ext4's file system
         o.fs = "ext4"
+    if o.base == "tier":  # the table: the disk's ext4 file (see guest/tier.c)
+        o.fs = "ext4"
     # pageout holds 1 GiB of the disk's page cache at once.
     if o.workload == "pageout":
         o.mem = o.mem if "mem" in given else "1536M"
         o.disk_mb = o.disk_mb if "disk_mb" in given else 1100
     if o.workload == "migrate":
         mem_mb(o.mem)
+    if o.workload == "tier":
+        o.mem = o.mem if "mem" in given else "512M"
+        mem_mb(o.mem)
+        if o.timeout is None:
+            o.timeout = TIER_TIMEOUT
     if o.wargs and o.workload == "none" and not o.check_console:
         raise cli.Fail("--wargs needs a workload")
     if o.timeout is None:
@@ -398,6 +436,16 @@ def shared_libraries(exe):
     return libs
 
 
+def tier_files():
+    """TIER_TOOLS, the shared libraries ldd names for them and the dynamic loader:
+    what the tier workload's set-up runs in the guest (TIER_SETUP). Raises Fail if a
+    tool is missing or ldd cannot find a library."""
+    missing = [p for p in TIER_TOOLS if not os.access(p, os.X_OK)]
+    if missing:
+        raise cli.Fail("no %s (scripts/deps.sh kernel: Debian's ndctl)" % " or ".join(missing))
+    return sorted(set(TIER_TOOLS).union(*(shared_libraries(p) for p in TIER_TOOLS)))
+
+
 def peers_image(cache, free_mb=PEERS_FREE_MB):
     """The peers workload's second disk: an ext4 image (mkfs.ext4 -d, no root) of
     PEERS, PEERS_EXTRA and the shared libraries ldd names for PEERS, each at its host
@@ -480,7 +528,7 @@ def plan(o, work, img=None, peers=None):
     disks, drive, extra, mem, smp = {}, [], [], o.mem, str(o.smp)
     if img:  # snapshot=on keeps the writers' changes out of the image
         drive = ["-drive", "file=%s,format=raw,if=virtio,cache=unsafe,snapshot=on" % img]
-    elif o.workload not in ("none", "migrate"):
+    elif o.workload not in ("none", "migrate", "tier"):
         disks[w("disk.img")] = o.disk_mb
         drive = disk("disk.img")
     cmd, pre = {
@@ -503,6 +551,7 @@ def plan(o, work, img=None, peers=None):
         "offline": ("/bin/offline", "memhp_default_state=offline %s luf.idle_ms=0" % isol),
         "peers": ("/bin/peers", ""),
         "migrate": ("/bin/migrate", ""),
+        "tier": ("/bin/tier", ""),
     }[o.base]
     if o.fs:
         cmd += " --dev /mnt/data" + (" --writers " + FILE_WRITERS if o.base == "coherence" else "")
@@ -541,6 +590,17 @@ def plan(o, work, img=None, peers=None):
         mem, pre = "%dM" % (2 * mem_mb(o.mem)), " ".join(a for a in (pre, "numa=fake=2") if a)
     elif o.workload == "migrate":
         mem, smp, extra = numa_nodes(o.mem, o.smp)
+    elif o.workload == "tier":
+        # Node 0: the RAM and every CPU; node 1: nothing until the NVDIMM is onlined.
+        disks[w("pmem.img")] = TIER_PMEM_MB
+        mem += ",slots=2,maxmem=4G"
+        extra = ["-machine", "nvdimm=on",
+                 "-object", "memory-backend-ram,id=n0,size=%dM" % mem_mb(o.mem),
+                 "-numa", "node,nodeid=0,cpus=0-%d,memdev=n0" % (o.smp - 1),
+                 "-numa", "node,nodeid=1",
+                 "-object", "memory-backend-file,id=pm1,mem-path=%s,size=%dM"
+                 % (w("pmem.img"), TIER_PMEM_MB),
+                 "-device", "nvdimm,id=nv1,memdev=pm1,node=1"]
     elif o.workload == "offline":
         mem += ",slots=2,maxmem=1G"
         extra = ["-object", "memory-backend-ram,id=m1,size=128M", "-device",
@@ -666,12 +726,13 @@ reboot -f
 """
 
 
-def init_text(cmd, trace, fs="", swap="", peers=False):
+def init_text(cmd, trace, fs="", swap="", peers=False, tier=False):
     """The guest's /init running the command line @cmd (none if empty); @trace: with
     the tracing of --trace around it; @fs: the disk's file system, mounted on /mnt
     first; @swap (tmpfs or anon): the disk is swap, swapped on first (and for
     tmpfs an unbounded tmpfs mounted on /mnt); @peers: the second disk (the peers
-    image, ext4) mounted on /peers too."""
+    image, ext4) mounted on /peers too; @tier: the NVDIMM made a lower memory tier
+    first (TIER_SETUP)."""
     mount = "mkdir -p /mnt && mount -t %s -o data=ordered /dev/vda /mnt || " \
         "r \"@@setup_error cannot mount /dev/vda (%s)\"" % (fs, fs) if fs else ""
     if peers:
@@ -686,19 +747,26 @@ def init_text(cmd, trace, fs="", swap="", peers=False):
     if swap == "tmpfs" and cmd.startswith("/bin/coherence"):  # its file, sparse
         mount += "\ntruncate -s %dM /mnt/data || r \"@@setup_error cannot make /mnt/data\"" \
             % TMPFS_FILE_MB
+    if tier:
+        mount += "\n" + TIER_SETUP
     return INIT % {"cmd": cmd, "start": "\n".join(x for x in (mount, TRACE_START if trace else "") if x),
                    "stop": TRACE_STOP if trace else ""}
 
 
-def initramfs(work, gdir, init):
+def initramfs(work, gdir, init, files=()):
     """Write @work/initramfs.cpio.gz: busybox, the guest programs of @gdir in /bin,
-    and the /init text @init."""
+    the /init text @init, and @files (host paths: each copied to its path, the file a
+    symbolic link names)."""
     ird = os.path.join(work, "initramfs")
     for d in ("bin", "proc", "sys", "dev", "tmp"):
         os.makedirs(os.path.join(ird, d))
     for exe in ["/bin/busybox"] + glob.glob(os.path.join(glob.escape(gdir), "*")):
         if os.path.basename(exe) != "done":
             shutil.copy(exe, os.path.join(ird, "bin"))
+    for path in files:
+        dst = os.path.join(ird, path.lstrip("/"))
+        os.makedirs(os.path.dirname(dst), exist_ok=True)
+        shutil.copy(path, dst)
     path = os.path.join(ird, "init")
     with open(path, "w") as f:
         f.write(init)
@@ -775,7 +843,8 @@ def run_guest(o, cache, work):
     for path, mb in disks.items():
         with open(path, "wb") as f:
             f.truncate(mb << 20)
-    initramfs(work, gdir, init_text(cmd, o.trace, o.fs, o.swap, bool(peers)))
+    initramfs(work, gdir, init_text(cmd, o.trace, o.fs, o.swap, bool(peers), o.base == "tier"),
+              tier_files() if o.base == "tier" else ())
     say("booting %s/%s (%s-smp %d -m %s, workload %s%s%s, timeout %d s)" % (
         os.path.basename(os.path.dirname(o.kernel)), os.path.basename(o.kernel),
         "" if o.machine == "pc" else o.machine + " ", o.smp, argv[argv.index("-m") + 1],

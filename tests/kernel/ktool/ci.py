@@ -17,7 +17,8 @@ that `ctest -L kernel` runs, one STEP per test (tests/kernel/CMakeLists.txt):
   debug    the debug kernel (debug.config: KASAN, lockdep, atomic-sleep, DEBUG_VM,
            ...; luf-debug.config; the harness, which changes no behaviour
            without luf.mutant=): the KUnit suite on 4 CPUs, the reclaim,
-           reclaim-anon, migrate (numa=fake=2) and checker workloads (each with a floor of deferred flushes; the
+           reclaim-anon, migrate (numa=fake=2) and checker workloads (each
+           with a floor of deferred flushes; the
            checker's also with one of writes that settled a deferral: seen
            failing with 16 deferred in 256 MiB and with its writer off, 0
            write aborts; a boot below them boots again, up to three), with
@@ -120,7 +121,12 @@ that `ctest -L kernel` runs, one STEP per test (tests/kernel/CMakeLists.txt):
            with move_pages() while readers and writers use them; every page must
            move, luf must defer flushes, no reader see a wrong word or an old
            version, no writer lose a write. mm-mutants shows each check can
-           fail (MIGRATE_FLUSH_LATE, MIGRATE_SRC_UNFLUSHED, MIGRATE_MIXED_NO_FLUSH)
+           fail (MIGRATE_FLUSH_LATE, MIGRATE_SRC_UNFLUSHED, MIGRATE_MIXED_NO_FLUSH).
+           Then the tier workload (guest/tier.c, 20 s of lookups): an emulated
+           NVDIMM onlined as a lower memory tier, pages demoted to it and
+           promoted from it while lookups read them; no wrong word, and luf
+           must have deferred flushes (the three kernels' comparison of both
+           workloads is tests/kernel/compare's, bench/kernel/COMMAND-migration)
   peers    two peer test suites from Debian on the patched kernel (the peers
            workload, guest/peers.c), while reclaim runs over a file on ext4:
            fio (verify=crc32c; mmap and psync engines, files together larger
@@ -178,6 +184,8 @@ MIGRATE_ARGS = ["--wargs", "--mb 2 --rounds 4 --writers 2 --coherence 64"]
 # CPUs (the writers' and the second process's pages flush them: not moved here);
 # a copy mapped writable before the deferred flush needs the second process.
 MIGRATE_SRC_ARGS = ["--wargs", "--mb 2 --rounds 4"]
+# The tier workload's short form (the recorded comparison looks up for 60 s).
+TIER_ARGS = ["--wargs", "--seconds 20"]
 MIGRATE_MIXED_ARGS = ["--wargs", "--mb 2 --rounds 2 --coherence 64"]
 
 
@@ -531,6 +539,24 @@ def migrate_fails(out):
     return fails
 
 
+def tier_fails(out):
+    """The FAIL messages of the tier boot whose output is @out: it must pass (no
+    wrong word, some of the table on the lower tier, no kernel report), its lookups
+    must have run while pages were demoted and promoted, and luf must have deferred
+    flushes (of demotions: the table's PTEs are read-only and clean)."""
+    kv, fails = parse_kv(out), []
+    if kv.get("status") != "pass":
+        fails.append("FAIL: the tier boot failed: %s" % (
+            kv.get("fail_reason") or "status %s" % (kv.get("status") or "missing")))
+    if min(num(kv.get("workload." + k)) for k in ("lookups", "pgdemote_kswapd",
+                                                   "pgpromote_success")) < 1:
+        fails.append("FAIL: the tier workload's lookups ran without demotion and promotion: "
+                     "it proves nothing")
+    if num(kv.get("nr_luf_deferred")) < 1:
+        fails.append("FAIL: luf deferred no flush of the tier workload's demotions")
+    return fails
+
+
 def case_failed(console, case):
     """Whether the KUnit case @case failed on @console."""
     return bool(grep(console, NOT_OK + re.escape(case) + "$"))
@@ -854,6 +880,11 @@ class Ci:
         echo(grep(p.stdout, r"^(status|fail_reason|kernel_problems|tlb_shootdowns|"
                             r"workload\.\w+)="), "  luf: ")
         for m in migrate_fails(p.stdout):
+            self.say(m, True)
+        p = self.boot("--kernel", kernels.build("luf"), "--workload", "tier", *TIER_ARGS)
+        echo(grep(p.stdout, r"^(status|fail_reason|kernel_problems|tlb_shootdowns|"
+                            r"nr_luf_deferred|workload\.\w+)="), "  luf: tier: ")
+        for m in tier_fails(p.stdout):
             self.say(m, True)
 
     def peers(self):

@@ -1,8 +1,10 @@
 # SPDX-License-Identifier: GPL-2.0-only OR MIT
 """tests/kernel/compare: the pristine and the patched kernel (ktool/kernels.py: one
-config, with and without lib/kernel/patches) on the guest workloads, under
-qemu-system-x86_64 -smp 4 -m 256M (TCG), each run a fresh boot; the JSON of their
-numbers, and the Markdown report of such a JSON (bench/run, bench/kernel/notes.py).
+config, with and without lib/kernel/patches) on the guest workloads, and on the
+migration workloads a third between them, migration's TLB flush batched
+(lib/kernel/batched), under qemu-system-x86_64 -smp 4 -m 256M (TCG), each run a fresh
+boot; the JSON of their numbers, and the Markdown report of such a JSON (bench/run,
+bench/kernel/notes.py).
 
 Usage: compare [--runs N] [--short] [--workloads LIST] [--json FILE] [--chart FILE]
                [--no-switch] [--park-sweep LIST] [--sweep-chart FILE] [--baseline-off]
@@ -11,7 +13,8 @@ Usage: compare [--runs N] [--short] [--workloads LIST] [--json FILE] [--chart FI
   --short          the quick version ctest runs: a 384 MiB disk read once, a 30 s
                    checker (default: a 768 MiB disk read twice by 4 pinned threads,
                    and a 90 s checker). The checker's readers read 4096 hot pages
-                   each, so that luf defers many flushes under it.
+                   each, so that luf defers many flushes under it. migrate and tier
+                   run boot's defaults either way.
   --workloads LIST comma-separated, of reclaim, mixed, checker (default: these
                    three), reclaim-ext4 (reclaim over a file on ext4),
                    reclaim-tmpfs and reclaim-anon (reclaim of a file on a tmpfs and
@@ -19,7 +22,14 @@ Usage: compare [--runs N] [--short] [--workloads LIST] [--json FILE] [--chart FI
                    disk: boot --workload) and hotpath (guest/hotpath.c: a pipe ping-pong between
                    two CPUs, mprotect and munmap loops of a 2-CPU mm, timed; the
                    report gives luf's time per operation against pristine's with a
-                   bootstrap 95% interval: run it with --runs 7 or more)
+                   bootstrap 95% interval: run it with --runs 7 or more); the
+                   migration workloads, on three kernels (pristine, batched, luf):
+                   migrate (guest/migrate.c: a read-only mapping moved between two
+                   NUMA nodes with move_pages() while readers read it) and tier
+                   (boot --workload tier: lookups while pages are demoted to and
+                   promoted from a slower memory tier); their report gives each
+                   kernel's medians and spreads, and luf's shootdowns and speed
+                   against batched's
   --json FILE      per workload and kernel: every run's results and their medians,
                    and the total of checker mismatches
   --chart FILE     a PNG of the medians of "TLB shootdowns" (gnuplot; skipped with a
@@ -39,13 +49,17 @@ Usage: compare [--runs N] [--short] [--workloads LIST] [--json FILE] [--chart FI
                    patched kernel with luf.reclaim=0 (nothing deferred; the report
                    says so). ctest's short form, which judges no ratio: a cold cache
                    then builds one kernel fewer. Recorded comparisons never use it.
+                   Refused (exit 2) with migrate or tier, whose baselines are kernels
+                   of their own (luf.reclaim=0 is neither).
   --work DIR       keep every boot's output in DIR (default: a temporary directory,
                    removed at the end), and resume there: a boot whose results in DIR
                    passed is not booted again, so a comparison that was killed (a
                    session's end, a reboot) goes on where it stopped. DIR must hold
                    runs of the same comparison (kernels' build keys, series, boot
                    arguments: DIR/plan.json), else exit 2.
-Kernels: "pristine", "luf" and, with --no-switch, "luf-noswitch".
+Kernels: "pristine", "luf" and, with --no-switch, "luf-noswitch"; on migrate and tier
+"pristine", "batched" (kernels.py's kind: migration's flush batched, as mainline since
+6.4; built only for them) and "luf".
 Exit: 0 pass, 1 a run failed (kernel report, timeout, workload failure) or the
 checker saw a mismatch on the patched kernel, 2 usage, 77 no kernel tools.
 """
@@ -66,7 +80,11 @@ from . import cli, kernels
 
 KERNELS = ("pristine", "luf", "luf-noswitch")
 WORKLOADS = ("reclaim", "mixed", "checker", "hotpath", "reclaim-ext4", "reclaim-tmpfs",
-             "reclaim-anon")
+             "reclaim-anon", "migrate", "tier")
+# The migration workloads (issue 29), on three kernels: one TLB shootdown per page
+# moved (6.1), migration's flush batched (lib/kernel/batched), and luf.
+MIGRATION = ("migrate", "tier")
+MIGRATION_KERNELS = ("pristine", "batched", "luf")
 # The workloads with a table of COLS (hotpath has its own).
 TABLED = ("reclaim", "reclaim-ext4", "reclaim-tmpfs", "reclaim-anon", "mixed", "checker")
 # (column, key of boot's results)
@@ -86,6 +104,35 @@ EXTRA = ("pingpong_ns", "mprotect_ns", "munmap_ns", "nr_luf_alloc_flush", "nr_lu
          "read_tlb_shootdowns", "read_pages_reclaimed") + tuple(
              "cpu_%s_s" % c for c in ("user", "nice", "system", "idle", "iowait", "irq",
                                       "softirq"))
+
+# The migration workloads' table, a column per kernel: (row, key of boot's results
+# or, for a key boot prints as workload.KEY, KEY; the workloads that have it).
+MIGRATION_ROWS = (("TLB shootdowns", "tlb_shootdowns", MIGRATION),
+                  ("TLB shootdowns while pages moved", "migrate_shootdowns", ("migrate",)),
+                  ("TLB shootdowns while looking up", "workload.tlb_shootdowns", ("tier",)),
+                  ("nr_tlb_remote_flush", "nr_tlb_remote_flush", MIGRATION),
+                  ("..._received", "nr_tlb_remote_flush_received", MIGRATION),
+                  ("pgmigrate_success", "pgmigrate_success", MIGRATION),
+                  ("pgdemote_kswapd", "pgdemote_kswapd", MIGRATION),
+                  ("pgpromote_success", "pgpromote_success", MIGRATION),
+                  ("numa_pages_migrated", "numa_pages_migrated", MIGRATION),
+                  ("numa_pte_updates", "numa_pte_updates", MIGRATION),
+                  ("pages migrated", "pages_migrated", ("migrate",)),
+                  ("runtime s", "runtime_s", MIGRATION),
+                  ("pages migrated/s", "pages_per_s", ("migrate",)),
+                  ("lookups/s", "lookups_per_s", MIGRATION),
+                  ("luf deferred", "nr_luf_deferred", MIGRATION))
+# Kept in their JSON besides the rows' keys (workload.runtime_s: tier's own time).
+MIGRATION_EXTRA = ("shootdowns_per_page", "migrate_s", "rounds", "lookups", "move_retries",
+                   "bad_reads", "writes", "lost_writes", "shared_writes", "stale_reads",
+                   "workload.runtime_s", "pgmigrate_fail", "pgdemote_direct", "numa_hint_faults",
+                   "nr_tlb_local_flush_all", "nr_tlb_local_flush_one",
+                   "function_call_interrupts")
+# Their targets: luf's cut against batched's, and the shootdowns and the speed
+# they are judged on, per workload: (shootdowns' key, speed's key, speed's name).
+MIGRATION_CUT = 90.0
+MIGRATION_JUDGED = {"migrate": ("migrate_shootdowns", "pages_per_s", "pages migrated/s"),
+                    "tier": ("workload.tlb_shootdowns", "lookups_per_s", "lookups/s")}
 
 # /proc/stat's split of the guest's CPU time over a workload, for the table
 # of where a runtime went: (row, keys summed).
@@ -168,13 +215,22 @@ def sweep_kinds(text):
     return out
 
 
+def kernels_for(w, noswitch=False, sweep=()):
+    """The kernels workload @w boots, in each run's order: MIGRATION_KERNELS for
+    the migration workloads, else pristine and luf, and for reclaim luf-noswitch
+    (if @noswitch) and the sweep's kernels @sweep."""
+    if w in MIGRATION:
+        return list(MIGRATION_KERNELS)
+    return ["pristine", "luf"] + (["luf-noswitch"] if w == "reclaim" and noswitch else []) + \
+        (list(sweep) if w == "reclaim" else [])
+
+
 def plan(workloads, runs, noswitch, sweep):
     """The boots, in order: (workload, kernel, run from 1) for each workload, run
-    and kernel, the kernels of each run interleaved."""
+    and kernel (kernels_for()), the kernels of each run interleaved."""
     out = []
     for w in workloads:
-        ks = ["pristine", "luf"] + (["luf-noswitch"] if w == "reclaim" and noswitch else []) + \
-            (sweep if w == "reclaim" else [])
+        ks = kernels_for(w, noswitch, sweep)
         out += [(w, k, r) for r in range(1, runs + 1) for k in ks]
     return out
 
@@ -193,9 +249,10 @@ def boot_args(w, k, short, baseoff):
 
 
 def workload_args(w, short):
-    """Boot's arguments of workload @w, --short's if @short."""
-    return CHECKER_ARGS[short] if w == "checker" else [] if w == "hotpath" else \
-        RECLAIM_ARGS[short]
+    """Boot's arguments of workload @w, --short's if @short (hotpath and the
+    migration workloads: boot's defaults)."""
+    return CHECKER_ARGS[short] if w == "checker" else [] if w in ("hotpath",) + MIGRATION \
+        else RECLAIM_ARGS[short]
 
 
 def excused(w, k, out):
@@ -270,7 +327,8 @@ def num(run, key):
 
 def collect(work, runs, short, out_path, version, provenance=None):
     """Read @work/<workload>.<kernel>.<run>.json (boot --json), write to @out_path
-    the JSON: per workload and kernel every run and the medians; the checker
+    the JSON: per workload and kernel every run and the medians (of COLS' keys,
+    and for the migration workloads of MIGRATION_ROWS' instead); the checker
     mismatches (total, and on the patched kernels); the dict @provenance (the
     tree's commit, the series' hash, the kernels' build keys, QEMU's version,
     the command) as is. 1 if the patched kernels had any mismatch, else 0."""
@@ -285,20 +343,25 @@ def collect(work, runs, short, out_path, version, provenance=None):
            "config": "tinyconfig + tests/kernel/config/base.config + kunit.config; "
                      "patched: + lib/kernel/patches + luf.config",
            "workloads": {}, "mismatches_total": 0, "mismatches_patched": 0}
+    if any("batched" in kernels_w for kernels_w in res.values()):
+        out["config"] += "; batched: + lib/kernel/batched"
     if provenance:
         out["provenance"] = provenance
     for w, kernels_w in res.items():
         out["workloads"][w] = {}
+        keys, extra = [c[1] for c in COLS], list(EXTRA)
+        if w in MIGRATION:
+            keys, extra = [r[1] for r in MIGRATION_ROWS], list(MIGRATION_EXTRA)
         for k, rs in kernels_w.items():
             med = {}
-            for _, key in COLS:
+            for key in keys:
                 vals = [v for v in (num(r, key) for r in rs) if v is not None]
                 med[key] = statistics.median(vals) if vals else None
             mm = sum(int(num(r, "mismatches") or 0) for r in rs)
             out["mismatches_total"] += mm
             if k != "pristine":
                 out["mismatches_patched"] += mm
-            slim = [{key: num(r, key) for key in [c[1] for c in COLS] + list(EXTRA)} |
+            slim = [{key: num(r, key) for key in keys + extra} |
                     {"status": r.get("status"), "fail_reason": r.get("fail_reason", "")}
                     for r in rs]
             out["workloads"][w][k] = {"median": med, "runs": slim,
@@ -441,8 +504,9 @@ def render_sweep(d, p):
 def render(d):
     """The Markdown report of the comparison @d (as load() returns it): setup,
     targets, one table per workload, where reclaim's CPU time went (/proc/stat,
-    per kernel), the park sweep's table (kernels luf-parkNbp) and the hot paths'
-    table, if @d has them; one str of lines."""
+    per kernel), the park sweep's table (kernels luf-parkNbp), the hot paths'
+    table and, per migration workload, a table of its three kernels and its
+    targets, if @d has them; one str of lines."""
     lines = []
     p = lines.append
     ws = d["workloads"]
@@ -457,15 +521,23 @@ def render(d):
             "reclaim-tmpfs": "reclaim-tmpfs: a file of 3/4 of the disk on a tmpfs, read as "
                              "reclaim reads the disk, the disk being swap",
             "reclaim-anon": "reclaim-anon: as much private anonymous memory, read by 3 "
-                            "forked children, the disk being swap"}
+                            "forked children, the disk being swap",
+            "migrate": "migrate: guest/migrate.c's 16 MiB read-only mapping moved by "
+                       "move_pages() between two NUMA nodes of 256M, twice, while readers "
+                       "on the other CPUs read it",
+            "tier": "tier: 60 s of random lookups by 4 threads over a 768 MiB file of ext4 "
+                    "mapped shared, node 0 holding 512 MiB, while pages are demoted to and "
+                    "promoted from an emulated NVDIMM onlined as a lower memory tier (its "
+                    "shootdowns judged are those of the lookups)"}
     p("Linux %s, %s; %s. Medians of %d run(s) per kernel (%s)." %
       (d["kernel_version"], d["guest"], d["config"], d["runs"],
        "; ".join(what[w] for w in WORKLOADS if w in ws)))
     prov = d.get("provenance")
     if prov:
-        p("Recorded from tree %s, series %s, build keys %s (pristine) and %s (luf), %s; "
+        p("Recorded from tree %s, series %s, build keys %s (pristine)%s and %s (luf), %s; "
           "`%s`." % (prov.get("tree"), prov.get("series"), prov.get("build_key_pristine"),
-                     prov.get("build_key_luf"), prov.get("qemu"), prov.get("invocation")))
+                     ", %s (batched)" % prov["build_key_batched"] if "build_key_batched" in prov
+                     else "", prov.get("build_key_luf"), prov.get("qemu"), prov.get("invocation")))
         if prov.get("kept_runs"):
             p("")
             p("%d of these boots ran in an earlier try of the same comparison "
@@ -494,9 +566,9 @@ def render(d):
         vals = col(w, k, key)
         return "%s-%s" % (fmt(min(vals)), fmt(max(vals))) if vals else "-"
 
-    def interval(w, key, fewer=False):
-        """The bootstrap interval of luf's median against pristine's, in percent."""
-        iv = boot_interval(col(w, "luf", key), col(w, "pristine", key), med_diff_pct)
+    def interval(w, key, fewer=False, k="luf", base="pristine"):
+        """The bootstrap interval of @k's median against @base's, in percent."""
+        iv = boot_interval(col(w, k, key), col(w, base, key), med_diff_pct)
         if not iv:
             return "no interval (one run each)"
         if fewer and iv[1] < 0:
@@ -613,6 +685,71 @@ def render(d):
     render_cpu_time(d, p)
     render_sweep(d, p)
     render_hotpath(d, p)
+
+    def cell(w, k, key):
+        """@key's median on kernel @k of workload @w, and its runs' lowest-highest
+        if more than one has it; "n/a" if none does."""
+        m = med(w, k, key)
+        m = run_med(w, k, key) if m is None else m
+        if m is None:
+            return "n/a"
+        return "%s (%s)" % (fmt(m), spread(w, k, key)) if len(col(w, k, key)) > 1 else fmt(m)
+
+    def fewer(a, b):
+        """@a against @b (> 0): "N% fewer", or "N% more"."""
+        v = 100.0 * (b - a) / b
+        return "%s%% %s" % (pct_down(abs(v)), "fewer" if v >= 0 else "more")
+
+    for w in MIGRATION:
+        if w not in ws:
+            continue
+        shoot, speed, speed_name = MIGRATION_JUDGED[w]
+        p("\n%s (medians of %d run(s) per kernel, the runs' lowest-highest in brackets; n/a: "
+          "not reported):\n" % (w, d["runs"]))
+        p("| %s | %s |" % (w, " | ".join(MIGRATION_KERNELS)))
+        p("|---" * (len(MIGRATION_KERNELS) + 1) + "|")
+        for name, key, where in MIGRATION_ROWS:
+            if w in where:
+                p("| %s | %s |" % (name, " | ".join(cell(w, k, key) for k in MIGRATION_KERNELS)))
+        p("| failed runs | %s |" % " | ".join(str(ws[w][k]["failed_runs"]) if k in ws[w] else
+                                             "n/a" for k in MIGRATION_KERNELS))
+        p("")
+        p("| target | measured | |")
+        p("|---|---|---|")
+        # The shootdowns judged: migrate's while its pages moved, tier's while looking up.
+        moved = " (while pages moved)" if shoot == "migrate_shootdowns" else \
+            " (while looking up)"
+        ps, bs, ls = (med(w, k, shoot) for k in MIGRATION_KERNELS)
+        if bs and ls is not None:
+            red = 100.0 * (bs - ls) / bs
+            p("| %s: luf >= %.0f%% fewer TLB shootdowns than batched%s | %s (%s -> %s; %s) | %s |"
+              % (w, MIGRATION_CUT, moved, fewer(ls, bs), fmt(bs), fmt(ls),
+                 interval(w, shoot, True, "luf", "batched"),
+                 "MET" if red >= MIGRATION_CUT else "MISSED"))
+        else:
+            p("| %s: luf >= %.0f%% fewer TLB shootdowns than batched%s | n/a (batched %s, luf "
+              "%s) | - |" % (w, MIGRATION_CUT, moved, cell(w, "batched", shoot),
+                             cell(w, "luf", shoot)))
+        if ps and bs is not None:
+            p("| %s: batched fewer TLB shootdowns than pristine%s | %s (%s -> %s; %s) | %s |" %
+              (w, moved, fewer(bs, ps), fmt(ps), fmt(bs),
+               interval(w, shoot, True, "batched", "pristine"), "MET" if bs < ps else "MISSED"))
+        else:
+            p("| %s: batched fewer TLB shootdowns than pristine%s | n/a (pristine %s, batched "
+              "%s) | - |" % (w, moved, cell(w, "pristine", shoot), cell(w, "batched", shoot)))
+        # Faster is more pages or lookups a second: luf's median at least batched's
+        # slowest run.
+        bm, lm, low = med(w, "batched", speed), med(w, "luf", speed), col(w, "batched", speed)
+        if bm and lm is not None and low:
+            below = 100.0 * (min(low) - lm) / min(low)
+            p("| %s: luf not slower than batched beyond the spread (%s) | %s (%s -> %s; runs "
+              "%s and %s%s) | %s |" %
+              (w, speed_name, rel(lm, bm), fmt(bm), fmt(lm), spread(w, "batched", speed),
+               spread(w, "luf", speed), "; %s%% below batched's slowest run" % pct_out(below, True)
+               if lm < min(low) else "", "MET" if lm >= min(low) else "MISSED"))
+        else:
+            p("| %s: luf not slower than batched beyond the spread (%s) | n/a (batched %s, luf "
+              "%s) | - |" % (w, speed_name, cell(w, "batched", speed), cell(w, "luf", speed)))
     return "\n".join(lines) + "\n"
 
 
@@ -818,6 +955,11 @@ def main(argv):
     for w in workloads:
         if w not in WORKLOADS:
             invalid("compare: unknown workload '%s'" % w)
+    migration = [w for w in workloads if w in MIGRATION]
+    if migration and "--baseline-off" in o:
+        invalid("compare: --baseline-off is for the reclaim side: %s compare%s the pristine "
+                "and batched kernels, which luf.reclaim=0 is not" %
+                (" and ".join(migration), "" if len(migration) > 1 else "s"))
     sweep = sweep_kinds(o.get("--park-sweep", ""))
     chart, schart = o.get("--chart"), o.get("--sweep-chart")
     if "--render" in o:
@@ -835,11 +977,16 @@ def main(argv):
         else:
             pristine = kernels.build("pristine")
             base_key = build_key(pristine)
+        images = {"pristine": pristine}
+        if migration:
+            images["batched"] = kernels.build("batched")
         boots = [(w, k, r, boot_args(w, k, short, baseoff))
                  for w, k, r in plan(workloads, runs, "--no-switch" in o, sweep)]
         keys = {"series": kernels.series_hash(os.path.dirname(cli.SERIES)),
                 "build_key_pristine": base_key, "build_key_luf": build_key(patched),
                 "qemu": qemu_version()}
+        if migration:
+            keys["build_key_batched"] = build_key(images["batched"])
         if "--work" in o:
             side = kernels.kernel_side_hash()
             if side is None:
@@ -854,14 +1001,14 @@ def main(argv):
                 cli.say("compare", "%s on %s, run %d of %d: done in an earlier try, kept"
                         % (w, k, r, runs))
                 continue
-            fail |= boot(work, w, k, r, runs, pristine if k == "pristine" else patched, args)
+            fail |= boot(work, w, k, r, runs, images.get(k, patched), args)
         try:
             version = "\n".join(l[8:] for l in read(os.path.join(os.path.dirname(patched), "info"))
                                 .splitlines() if l.startswith("version "))
         except OSError:
             version = "6.1"
         path = o.get("--json") or os.path.join(work, "compare.json")
-        # Where the numbers come from: this tree, the series, both kernels' build
+        # Where the numbers come from: this tree, the series, the kernels' build
         # keys, QEMU.
         # --work and its path are not part of the comparison.
         inv = [a for i, a in enumerate(argv) if a != "--work" and (i == 0 or argv[i - 1] !=

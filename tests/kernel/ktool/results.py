@@ -18,6 +18,9 @@ _SECTIONS = {"@@interrupts": "interrupts", "@@vmstat": "vmstat", "@@meminfo": "m
 CPU_KINDS = ("user", "nice", "system", "idle", "iowait", "irq", "softirq")
 TLB_KEYS = ("nr_tlb_remote_flush", "nr_tlb_remote_flush_received", "nr_tlb_local_flush_all",
             "nr_tlb_local_flush_one")
+MIGRATION_KEYS = ("pgmigrate_success", "pgmigrate_fail", "pgdemote_kswapd", "pgdemote_direct",
+                  "pgpromote_success", "numa_pages_migrated", "numa_hint_faults",
+                  "numa_pte_updates")
 
 
 class Channel:
@@ -137,6 +140,8 @@ def counters(ch, out, fails):
     keys += sorted(k for k in va if k.startswith("pgsteal_") or k.startswith("pgscan_"))
     keys += sorted(k for k in va if k.startswith("nr_luf_"))
     keys += [k for k in ("pswpin", "pswpout") if k in va]
+    # Migration's own (the migrate and tier workloads): moves, demotion, promotion.
+    keys += [k for k in MIGRATION_KEYS if k in va]
     vm = {}
     for k in keys:
         if k in va:

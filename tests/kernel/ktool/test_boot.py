@@ -75,7 +75,7 @@ class Boot(unittest.TestCase):
         self.assertEqual(self.usage("--workload", "x"), "boot: unknown workload 'x' (none reclaim "
                          "mixed checker coherence offline idle pageout oom hotpath kunit "
                          "reclaim-ext4 checker-ext4 coherence-ext4 reclaim-tmpfs reclaim-anon "
-                         "coherence-anon coherence-tmpfs peers migrate)")
+                         "coherence-anon coherence-tmpfs peers migrate tier)")
         self.assertEqual(self.usage("--workload", "reclaim-anon", "--disk-mb", "7"),
                          "boot: reclaim-anon wants --disk-mb 8 or more (its swap; 3/4 of it is "
                          "the data)")

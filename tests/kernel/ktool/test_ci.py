@@ -60,6 +60,13 @@ workload.shared_writes=800
 workload.stale_reads=0
 workload.shootdowns_per_page=0.0100
 """
+TIER = """status=pass
+fail_reason=
+nr_luf_deferred=4096
+workload.lookups=70000
+workload.pgdemote_kswapd=900
+workload.pgpromote_success=800
+"""
 
 
 def edit(text, old, new):
@@ -174,6 +181,21 @@ class Rules(unittest.TestCase):
                 ("nr_luf_deferred=4096", "nr_luf_deferred=0", "FAIL: luf deferred no flush of "
                  "the migrate workload's read-only pages")):
             self.assertEqual(ci.migrate_fails(edit(MIGRATE, old, new)), [msg], (old, new))
+
+    def test_tier(self):
+        """Each part of the rule fails a run alone: the boot, lookups without
+        demotion or promotion, and luf that deferred nothing."""
+        self.assertEqual(ci.tier_fails(TIER), [])
+        idle = "FAIL: the tier workload's lookups ran without demotion and promotion: it " \
+            "proves nothing"
+        for old, new, msg in (
+                ("status=pass", "status=fail", "FAIL: the tier boot failed: status fail"),
+                ("workload.lookups=70000", None, idle),
+                ("workload.pgdemote_kswapd=900", "workload.pgdemote_kswapd=0", idle),
+                ("workload.pgpromote_success=800", None, idle),
+                ("nr_luf_deferred=4096", "nr_luf_deferred=0", "FAIL: luf deferred no flush of "
+                 "the tier workload's demotions")):
+            self.assertEqual(ci.tier_fails(edit(TIER, old, new)), [msg], (old, new))
 
     def test_peers_step(self):
         for out, failed in ((PEERS, False), (edit(PEERS, "workload.fio_rc=0",
