@@ -255,6 +255,30 @@ static inline void sig_fill(uint64_t *buf, uint64_t page, unsigned int version)
 		buf[w] = sig_word(page, version, w);
 }
 
+/*
+ * One random read of a region of @nr_pages signature pages (version 0), the
+ * state of its xorshift64 generator in @x: 0 if the word read is its signature,
+ * else 1, the first four (@bad so far) printed with @who.
+ */
+static inline long sig_read_random(const uint64_t *region, uint64_t nr_pages, uint64_t *x, long bad,
+				   const char *who)
+{
+	uint64_t page, w, v;
+
+	*x ^= *x << 13;
+	*x ^= *x >> 7;
+	*x ^= *x << 17;
+	page = *x % nr_pages;
+	w = (*x >> 40) % WORDS_PER_PAGE;
+	v = ((const volatile uint64_t *)region)[page * WORDS_PER_PAGE + w];
+	if (v == sig_word(page, 0, (unsigned int)w))
+		return 0;
+	if (bad < 4)
+		fprintf(stderr, "%s: page %lu word %lu: %#lx\n", who, (unsigned long)page,
+			(unsigned long)w, (unsigned long)v);
+	return 1;
+}
+
 #define SIG_MAGIC_OF(x) ((x) >> 48)
 #define SIG_PAGE_OF(x) (((x) >> 24) & 0xffffff)
 #define SIG_VERSION_OF(x) ((unsigned int)((x) >> 9) & 0x7fff)

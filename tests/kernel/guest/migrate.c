@@ -120,19 +120,9 @@ static void *reader_main(void *arg)
 		fprintf(stderr, "migrate: cannot pin a reader to CPU %d\n", r->cpu);
 	pthread_barrier_wait(&started);
 	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
-		uint64_t page, w, v;
-
-		x ^= x << 13;
-		x ^= x >> 7;
-		x ^= x << 17;
-		page = x % nr_pages;
-		w = (x >> 32) % WORDS_PER_PAGE;
-		v = ((volatile uint64_t *)region)[page * WORDS_PER_PAGE + w];
-		if (v != sig_word(page, 0, (unsigned int)w) && bad++ < 4)
-			fprintf(stderr, "migrate: page %lu word %lu: %#lx\n", (unsigned long)page,
-				(unsigned long)w, (unsigned long)v);
+		bad += sig_read_random(region, nr_pages, &x, bad, "migrate");
 		if (nr_cpages) {
-			uint64_t seen;
+			uint64_t seen, page, v;
 
 			page = (x >> 16) % nr_cpages;
 			seen =

@@ -79,17 +79,7 @@ static void *looker_main(void *arg)
 	if (pin_to_cpu(l->cpu))
 		fprintf(stderr, "tier: cannot pin a lookup thread to CPU %d\n", l->cpu);
 	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
-		uint64_t page, w, v;
-
-		x ^= x << 13;
-		x ^= x >> 7;
-		x ^= x << 17;
-		page = x % nr_pages;
-		w = (x >> 40) % WORDS_PER_PAGE;
-		v = ((volatile uint64_t *)table)[page * WORDS_PER_PAGE + w];
-		if (v != sig_word(page, 0, (unsigned int)w) && bad++ < 4)
-			fprintf(stderr, "tier: page %lu word %lu: %#lx\n", (unsigned long)page,
-				(unsigned long)w, (unsigned long)v);
+		bad += sig_read_random(table, nr_pages, &x, bad, "tier");
 		/* Published every 256 lookups: the count is read once, at the end. */
 		if (!(++n & 255))
 			atomic_store_explicit(&l->done, n, memory_order_relaxed);
