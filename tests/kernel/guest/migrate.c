@@ -47,7 +47,7 @@
  *   --chunk N    pages per move_pages() call (default 512, migrate_pages()'s
  *                batch; at most 4096)
  *   --coherence N  pages a child process writes (default 0: no child; at most
- *                --chunk), read by the readers too (4 CPUs or more: the child
+ *                --chunk), read by the readers too (3 CPUs or more: the child
  *                has the last to itself)
  * Prints key=value lines: rounds, pages_migrated (pages move_pages() reported on
  * their target node), migrate_s (time spent in move_pages()), pages_per_s,
@@ -113,7 +113,7 @@ struct worker {
 static void *reader_main(void *arg)
 {
 	struct worker *r = arg;
-	uint64_t x = 0x9e3779b97f4a7c15ULL * (uint64_t)(r->cpu + 1);
+	uint64_t x = 0x9e3779b97f4a7c15ULL * (uint64_t)(r->cpu + 1) ^ (uint64_t)r->index << 32;
 	long n = 0, bad = 0, stale = 0;
 
 	if (pin_to_cpu(r->cpu))
@@ -122,16 +122,27 @@ static void *reader_main(void *arg)
 	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
 		bad += sig_read_random(region, nr_pages, &x, bad, "migrate");
 		if (nr_cpages) {
-			uint64_t seen, page, v;
+			uint64_t seen, after, page, v;
 
+			/*
+			 * The version read lies between the one published before
+			 * and one more than the one published after (the child
+			 * writes a version, then publishes it): older is a stale
+			 * read, newer is not a version at all (a reused frame).
+			 */
 			page = (x >> 16) % nr_cpages;
 			seen =
 			    atomic_load_explicit(&shared->page[page].version, memory_order_acquire);
 			v = ((volatile uint64_t *)cregion)[page * WORDS_PER_PAGE];
-			if (v < seen && stale++ < 4)
+			atomic_thread_fence(memory_order_acquire);
+			after =
+			    atomic_load_explicit(&shared->page[page].version, memory_order_relaxed);
+			if ((v < seen || v > after + 1) && stale++ < 4)
 				fprintf(stderr,
-					"migrate: stale read: page %lu version %lu after %lu\n",
-					(unsigned long)page, (unsigned long)v, (unsigned long)seen);
+					"migrate: stale read: page %lu version %lu, published %lu "
+					"before and %lu after\n",
+					(unsigned long)page, (unsigned long)v, (unsigned long)seen,
+					(unsigned long)after);
 		}
 		atomic_store_explicit(&r->done, ++n, memory_order_relaxed);
 	}
@@ -183,7 +194,8 @@ static uint64_t *memfd_region(const char *name, unsigned long n, int *fdp,
 		if (pwrite(fd, buf, PAGE_SIZE, (off_t)(p * PAGE_SIZE)) != (ssize_t)PAGE_SIZE)
 			die("pwrite");
 	}
-	m = mmap(NULL, n * PAGE_SIZE, PROT_READ, MAP_SHARED, fd, 0);
+	/* Populated: move_pages() finds no page where no reader has read yet. */
+	m = mmap(NULL, n * PAGE_SIZE, PROT_READ, MAP_SHARED | MAP_POPULATE, fd, 0);
 	if (m == MAP_FAILED)
 		die("mmap");
 	if (fdp)

@@ -33,8 +33,9 @@
  * their signature), tlb_shootdowns (the "TLB" row of /proc/interrupts), and the
  * /proc/vmstat deltas nr_tlb_remote_flush, nr_tlb_remote_flush_received,
  * pgmigrate_success, pgdemote_kswapd, pgdemote_direct, pgpromote_success,
- * numa_pages_migrated, numa_hint_faults and numa_pte_updates (PTEs NUMA
- * balancing made PROT_NONE, each range of them flushed); node1_pages (the table's pages on
+ * numa_pages_migrated, numa_hint_faults, numa_pte_updates (PTEs NUMA balancing
+ * made PROT_NONE, each range of them flushed) and nr_luf_deferred (-1 without
+ * luf); node1_pages (the table's pages on
  * node 1 at the end, of a sample of 4,096).
  * Exit: 0 done, 1 a bad read or no page of the sample on node 1 at the end (no
  * tiering: it proves nothing), 2 usage or set-up failure.
@@ -54,7 +55,7 @@ static const char *const vm_keys[] = {
     "pgmigrate_success ",   "pgdemote_kswapd ",
     "pgdemote_direct ",	    "pgpromote_success ",
     "numa_pages_migrated ", "numa_hint_faults ",
-    "numa_pte_updates ",
+    "numa_pte_updates ",    "nr_luf_deferred ",
 };
 #define NR_VM_KEYS (sizeof(vm_keys) / sizeof(vm_keys[0]))
 #define SAMPLE 4096
@@ -68,12 +69,13 @@ struct looker {
 	_Alignas(64) atomic_long done;
 	pthread_t thread;
 	int cpu;
+	int index;
 };
 
 static void *looker_main(void *arg)
 {
 	struct looker *l = arg;
-	uint64_t x = 0x9e3779b97f4a7c15ULL * (uint64_t)(l->cpu + 7);
+	uint64_t x = 0x9e3779b97f4a7c15ULL * (uint64_t)(l->index + 7);
 	long n = 0, bad = 0;
 
 	if (pin_to_cpu(l->cpu))
@@ -178,6 +180,7 @@ int main(int argc, char **argv)
 	t0 = now_s();
 	for (i = 0; i < threads; i++) {
 		lookers[i].cpu = i % nr_cpus();
+		lookers[i].index = i;
 		errno = pthread_create(&lookers[i].thread, NULL, looker_main, &lookers[i]);
 		if (errno)
 			die("pthread_create");

@@ -176,12 +176,18 @@ TIER_TOOLS = ("/usr/bin/ndctl",)
 # (movable), as daxctl reconfigure-device --mode=system-ram does (daxctl wants
 # kmod to load kmem, built in here); then demotion and NUMA balancing's tiering
 # mode.
-TIER_SETUP = r"""ndctl create-namespace -f -e namespace0.0 -m devdax -a 2M >/dev/null 2>&3 &&
+TIER_SETUP = r"""/usr/bin/ndctl create-namespace -f -e namespace0.0 -m devdax -a 2M >/dev/null 2>&3 &&
 	echo dax0.0 >/sys/bus/dax/drivers/device_dax/unbind &&
 	echo dax0.0 >/sys/bus/dax/drivers/kmem/new_id &&
-	for b in /sys/devices/system/node/node1/memory*; do
-		echo online_movable >$b/state || exit 1
-	done &&
+	(
+		n=0
+		for b in /sys/devices/system/node/node1/memory*; do
+			[ -e "$b/state" ] || continue
+			n=$((n + 1))
+			grep -q '^online' "$b/state" || echo online_movable >"$b/state" || exit 1
+		done
+		[ "$n" -gt 0 ]
+	) &&
 	echo 1 >/sys/kernel/mm/numa/demotion_enabled &&
 	echo 2 >/proc/sys/kernel/numa_balancing ||
 	r "@@setup_error cannot make the NVDIMM a lower memory tier (ndctl, dax kmem)"

@@ -62,7 +62,7 @@ workload.shootdowns_per_page=0.0100
 """
 TIER = """status=pass
 fail_reason=
-nr_luf_deferred=4096
+workload.nr_luf_deferred=4096
 workload.lookups=70000
 workload.pgdemote_kswapd=900
 workload.pgpromote_success=800
@@ -193,8 +193,8 @@ class Rules(unittest.TestCase):
                 ("workload.lookups=70000", None, idle),
                 ("workload.pgdemote_kswapd=900", "workload.pgdemote_kswapd=0", idle),
                 ("workload.pgpromote_success=800", None, idle),
-                ("nr_luf_deferred=4096", "nr_luf_deferred=0", "FAIL: luf deferred no flush of "
-                 "the tier workload's demotions")):
+                ("workload.nr_luf_deferred=4096", "workload.nr_luf_deferred=-1", "FAIL: luf "
+                 "deferred no flush of the tier workload's migrations while it looked up")):
             self.assertEqual(ci.tier_fails(edit(TIER, old, new)), [msg], (old, new))
 
     def test_peers_step(self):

@@ -437,6 +437,13 @@ class Report(unittest.TestCase):
             "| tier: luf not slower than batched beyond the spread (lookups/s) | n/a (batched "
             "25000 (22500-27500), luf n/a) | - |"])
         self.assertTrue(rows[2].endswith("| MISSED |"), rows[2])
+        # A failed run meets no target, whatever its numbers.
+        d = migration({"pristine": 20000, "batched": 25, "luf": 2},
+                      {"pristine": 90, "batched": 25000, "luf": 24000})
+        d["workloads"]["migrate"]["luf"]["failed_runs"] = 1
+        rows = [l for l in c.render(d).splitlines() if l.startswith("| migrate: ")]
+        self.assertTrue(rows[0].endswith("| MISSED (failed runs: luf) |"), rows[0])
+        self.assertTrue(rows[1].endswith("| MISSED (failed runs: luf) |"), rows[1])
 
 
 class Resume(unittest.TestCase):
