@@ -186,7 +186,7 @@ MIGRATE_ARGS = ["--wargs", "--mb 2 --rounds 4 --writers 2 --coherence 64"]
 MIGRATE_SRC_ARGS = ["--wargs", "--mb 2 --rounds 4"]
 # The tier workload's short form (the recorded comparison looks up for 60 s).
 TIER_ARGS = ["--wargs", "--seconds 20"]
-MIGRATE_MIXED_ARGS = ["--wargs", "--mb 2 --rounds 2 --coherence 64"]
+MIGRATE_MIXED_ARGS = ["--wargs", "--mb 2 --rounds 4 --coherence 64"]
 
 
 # The rules: functions of boot's output (its key=value lines, maybe with its stderr

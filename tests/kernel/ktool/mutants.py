@@ -68,7 +68,10 @@ def main():
         shutil.copytree(HERE, os.path.join(kdir, "ktool"),
                         ignore=shutil.ignore_patterns("__pycache__"))
         shutil.copytree(os.path.join(HERE, "..", "fixtures"), os.path.join(kdir, "fixtures"))
-        shutil.copytree(SERIES_DIR, os.path.join(scratch, "lib", "kernel", "patches"))
+        # The series, and the batched migration flush it starts with (../batched/).
+        for d in ("patches", "batched"):
+            shutil.copytree(os.path.join(SERIES_DIR, "..", d),
+                            os.path.join(scratch, "lib", "kernel", d))
         # One kunit.py for every run (unpacking it from the tarball takes a while).
         kunit_py = ktap.find_or_unpack(scratch)
         rc, failed = selftest(kdir, kunit_py)

@@ -117,6 +117,19 @@ def migration(shoot, speed, **missing):
                            "invocation": "tests/kernel/compare --workloads migrate,tier"}}
 
 
+def main_patches(boot, collect):
+    """The patches that let compare's main() run with no kernel and no QEMU: @boot
+    and @collect stand for compare's own; a kernel kind K builds /c/K-key/bzImage."""
+    return [unittest.mock.patch.object(c, name, value) for name, value in (
+        ("boot", boot), ("qemu_version", lambda: "Q"), ("collect", collect),
+        ("render", lambda d: ""), ("load", lambda p: {}), ("charts", lambda *a: 0))] + [
+            unittest.mock.patch.object(c.kernels, "build", lambda k: "/c/%s-key/bzImage" % k),
+            unittest.mock.patch.object(c.kernels, "tree_rev", lambda: "t"),
+            unittest.mock.patch.object(c.kernels, "kernel_side_hash", lambda: "h"),
+            unittest.mock.patch.object(c.os, "access", lambda p, m: True),
+            unittest.mock.patch.object(c.shutil, "which", lambda p: p)]
+
+
 def exit_status(f, *args):
     """The exit status @f(*@args) raises (SystemExit), its stderr silenced; None
     if it returns."""
@@ -507,15 +520,7 @@ class Resume(unittest.TestCase):
             provs.append(prov)
             return 0
 
-        patches = [unittest.mock.patch.object(c, name, value) for name, value in (
-            ("boot", boot), ("qemu_version", lambda: "Q"), ("collect", collect),
-            ("render", lambda d: ""), ("load", lambda p: {}), ("charts", lambda *a: 0))]
-        patches += [unittest.mock.patch.object(c.kernels, "build",
-                                               lambda k: "/c/%s-key/bzImage" % k),
-                    unittest.mock.patch.object(c.kernels, "tree_rev", lambda: "t"),
-                    unittest.mock.patch.object(c.kernels, "kernel_side_hash", lambda: "h"),
-                    unittest.mock.patch.object(c.os, "access", lambda p, m: True),
-                    unittest.mock.patch.object(c.shutil, "which", lambda p: p)]
+        patches = main_patches(boot, collect)
         with tempfile.TemporaryDirectory() as d, contextlib.ExitStack() as stack:
             for p in patches:
                 stack.enter_context(p)
@@ -558,15 +563,7 @@ class Resume(unittest.TestCase):
             provs.append(prov)
             return 0
 
-        patches = [unittest.mock.patch.object(c, name, value) for name, value in (
-            ("boot", boot), ("qemu_version", lambda: "Q"), ("collect", collect),
-            ("render", lambda d: ""), ("load", lambda p: {}), ("charts", lambda *a: 0))]
-        patches += [unittest.mock.patch.object(c.kernels, "build",
-                                               lambda k: "/c/%s-key/bzImage" % k),
-                    unittest.mock.patch.object(c.kernels, "tree_rev", lambda: "t"),
-                    unittest.mock.patch.object(c.kernels, "kernel_side_hash", lambda: "h"),
-                    unittest.mock.patch.object(c.os, "access", lambda p, m: True),
-                    unittest.mock.patch.object(c.shutil, "which", lambda p: p)]
+        patches = main_patches(boot, collect)
         with tempfile.TemporaryDirectory() as d, tempfile.TemporaryDirectory() as d2, \
                 contextlib.ExitStack() as stack:
             for p in patches:
