@@ -689,10 +689,11 @@ def render(d):
 
     def cell(w, k, key):
         """@key's median on kernel @k of workload @w, and its runs' lowest-highest
-        if more than one has it; "n/a" if none does."""
+        if more than one has it; "n/a" if none does, or if it is negative: a counter
+        the kernel lacks (tier prints -1 for one)."""
         m = med(w, k, key)
         m = run_med(w, k, key) if m is None else m
-        if m is None:
+        if m is None or m < 0:
             return "n/a"
         return "%s (%s)" % (fmt(m), spread(w, k, key)) if len(col(w, k, key)) > 1 else fmt(m)
 

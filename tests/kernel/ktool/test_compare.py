@@ -403,6 +403,12 @@ class Report(unittest.TestCase):
                       "2 (1-3) |", text)
         self.assertIn("| pgmigrate_success | 8192 (8192-8192) | n/a | 8192 (8192-8192) |", text)
         self.assertIn("| pgpromote_success | n/a | n/a | n/a |", text)
+        # A counter the kernel lacks (tier prints -1): n/a, not a number.
+        for k, v in (("pristine", -1), ("luf", 5)):
+            d["workloads"]["tier"][k]["median"]["nr_luf_deferred"] = v
+            for r in d["workloads"]["tier"][k]["runs"]:
+                r["nr_luf_deferred"] = v
+        self.assertIn("| luf deferred | n/a | n/a | 5 (5-5) |", c.render(d).splitlines())
         self.assertIn("| pages migrated/s | 90 (81-99) | 25000 (22500-27500) | 24000 "
                       "(21600-26400) |", text)
         self.assertEqual(len([l for l in text if l.startswith("| pages migrated/s")]), 1)
