@@ -159,9 +159,9 @@ FILE_WRITERS = "pwrite,map,dio,punch,truncate"
 TMPFS_WRITERS = "pwrite,map,punch,truncate,hole"
 TMPFS_FILE_MB = 400
 # The migrate workload's QEMU limit (its default run moves 8,192 pages; under TCG
-# the pristine kernel, a flush per page, moved about 1,100 a second over a clean
-# region, under 100 over a dirty one: bench/kernel/compare-migration.json,
-# runs/migrate-pristine.txt).
+# the pristine kernel, a flush per page, moved about 1,100 a second:
+# bench/kernel/compare-migration.json; under 100 while the region was dirty
+# anonymous memory).
 MIGRATE_TIMEOUT = 900
 # The tier workload's lower tier: an emulated NVDIMM of this many MiB on node 1,
 # and the program (Debian's ndctl) that makes its namespace a device-DAX one in
