@@ -2,7 +2,8 @@
 /*
  * tests/kernel/guest/common.h - helpers shared by the guest workloads (static
  * programs run by tests/kernel/boot inside a QEMU guest): options, CPU pinning,
- * clocks, the disk, and the page signature format of the checker.
+ * clocks, the disk, a worker thread's slot, and the page signature format of
+ * the checker.
  */
 #ifndef LUF_GUEST_COMMON_H
 #define LUF_GUEST_COMMON_H
@@ -12,7 +13,9 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/fs.h>
+#include <pthread.h>
 #include <sched.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -225,6 +228,18 @@ static inline long tlb_shootdowns(void)
 	fclose(f);
 	return sum;
 }
+
+/*
+ * A worker thread of a workload (a reader, a writer, a lookup thread): pinned to
+ * @cpu, @index-th of its kind; @done (what it did so far, in the workload's unit)
+ * on a cache line of its own, so that counting does not share a line.
+ */
+struct guest_worker {
+	_Alignas(64) atomic_long done;
+	pthread_t thread;
+	int cpu;
+	int index;
+};
 
 /*
  * Page signature (checker). Every 64-bit word of a disk page describes itself:

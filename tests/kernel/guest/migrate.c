@@ -102,17 +102,10 @@ struct shared {
 
 static struct shared *shared;
 
-/* A reader or a writer; a reader's @done (words read so far) on a line of its own. */
-struct worker {
-	_Alignas(64) atomic_long done;
-	pthread_t thread;
-	int cpu;
-	int index;
-};
-
+/* A reader: @arg is its struct guest_worker, whose @done counts the words read. */
 static void *reader_main(void *arg)
 {
-	struct worker *r = arg;
+	struct guest_worker *r = arg;
 	uint64_t x = 0x9e3779b97f4a7c15ULL * (uint64_t)(r->cpu + 1) ^ (uint64_t)r->index << 32;
 	long n = 0, bad = 0, stale = 0;
 
@@ -238,7 +231,7 @@ static long check_written(uint64_t p, uint64_t last, long lost)
 /* Writer @w->index: the pages index, index + nr_writers, ... of wregion. */
 static void *writer_main(void *arg)
 {
-	struct worker *w = arg;
+	struct guest_worker *w = arg;
 	unsigned long p, step = (unsigned long)nr_writers;
 	long n = 0, lost = 0;
 	uint64_t *last;
@@ -302,7 +295,7 @@ int main(int argc, char **argv)
 	    {"--chunk", OPT_INT, &chunk, 1},
 	    {"--coherence", OPT_INT, &coherence, 0},
 	};
-	struct worker *workers;
+	struct guest_worker *workers;
 	long moved = 0, shootdowns, lookups = 0, want;
 	double t0, spent = 0;
 	unsigned long p;

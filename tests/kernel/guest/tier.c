@@ -65,16 +65,9 @@ static unsigned long nr_pages;
 static atomic_int stop;
 static atomic_long bad_reads;
 
-struct looker {
-	_Alignas(64) atomic_long done;
-	pthread_t thread;
-	int cpu;
-	int index;
-};
-
 static void *looker_main(void *arg)
 {
-	struct looker *l = arg;
+	struct guest_worker *l = arg;
 	uint64_t x = 0x9e3779b97f4a7c15ULL * (uint64_t)(l->index + 7);
 	long n = 0, bad = 0;
 
@@ -140,7 +133,7 @@ int main(int argc, char **argv)
 	    {"--seconds", OPT_INT, &seconds, 1},
 	};
 	long vb[NR_VM_KEYS], va[NR_VM_KEYS], shoot, lookups = 0, on1;
-	struct looker *lookers;
+	struct guest_worker *lookers;
 	double t0, spent;
 	unsigned long p;
 	size_t k;
