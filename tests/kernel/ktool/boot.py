@@ -50,7 +50,8 @@ Usage: boot --kernel BZIMAGE [--workload NAME] [--kunit] [--disk-mb N] [--thread
                    lower memory tier); demotion_enabled=1 and
                    kernel.numa_balancing=2 (tiering); random lookups over the
                    file /mnt/data of an ext4 image of --disk-mb (default 768,
-                   larger than node 0). Default: none.
+                   larger than node 0). migrate and tier take their programs'
+                   options (threads, seconds, size) in --wargs. Default: none.
   --kunit          parse the console with the kernel's own KUnit parser
                    (tools/testing/kunit/kunit.py parse, from the kernel's source tree
                    in the kbuild cache) and fail on any failed, crashed or missing case
@@ -278,13 +279,22 @@ def options(argv):
     if o.workload == "pageout":
         o.mem = o.mem if "mem" in given else "1536M"
         o.disk_mb = o.disk_mb if "disk_mb" in given else 1100
+    if o.base in ("migrate", "tier"):
+        # Their programs take their options in --wargs (guest/migrate.c, guest/tier.c);
+        # tier's disk holds its table, migrate has none.
+        unused = {"seconds", "threads", "passes"} | ({"disk_mb"} if o.base == "migrate" else set())
+        unused = sorted("--" + a.replace("_", "-") for a in given & unused)
+        if unused:
+            raise cli.Usage("boot: %s does not use %s (its program's options go in --wargs: "
+                            "see guest/%s.c)" % (o.workload, " ".join(unused), o.base))
     if o.workload == "migrate":
-        mem_mb(o.mem)
+        if o.smp < 2:
+            raise cli.Usage("boot: migrate wants --smp 2 or more (a CPU on each node)")
     if o.workload == "tier":
         o.mem = o.mem if "mem" in given else "512M"
-        mem_mb(o.mem)
         if o.timeout is None:
             o.timeout = TIER_TIMEOUT
+    mem_mb(o.mem)
     if o.wargs and o.workload == "none" and not o.check_console:
         raise cli.Fail("--wargs needs a workload")
     if o.timeout is None:

@@ -722,17 +722,18 @@ def render(d):
         moved = " (while pages moved)" if shoot == "migrate_shootdowns" else \
             " (while looking up)"
         ps, bs, ls = (med(w, k, shoot) for k in MIGRATION_KERNELS)
-        # A failed run (a wrong word, a stale read, a kernel report) meets no target.
-        failed = [k for k in MIGRATION_KERNELS if ws[w].get(k, {}).get("failed_runs")]
-
-        def verdict(ok):
+        # A failed run (a wrong word, a stale read, a kernel report) of a kernel a
+        # target compares makes that target missed.
+        def verdict(ok, *kinds):
+            failed = [k for k in kinds if ws[w].get(k, {}).get("failed_runs")]
             return "MISSED (failed runs: %s)" % ", ".join(failed) if ok and failed else \
                 "MET" if ok else "MISSED"
         if bs and ls is not None:
             red = 100.0 * (bs - ls) / bs
             p("| %s: luf >= %.0f%% fewer TLB shootdowns than batched%s | %s (%s -> %s; %s) | %s |"
               % (w, MIGRATION_CUT, moved, fewer(ls, bs), fmt(bs), fmt(ls),
-                 interval(w, shoot, True, "luf", "batched"), verdict(red >= MIGRATION_CUT)))
+                 interval(w, shoot, True, "luf", "batched"),
+                 verdict(red >= MIGRATION_CUT, "batched", "luf")))
         else:
             p("| %s: luf >= %.0f%% fewer TLB shootdowns than batched%s | n/a (batched %s, luf "
               "%s) | - |" % (w, MIGRATION_CUT, moved, cell(w, "batched", shoot),
@@ -740,7 +741,8 @@ def render(d):
         if ps and bs is not None:
             p("| %s: batched fewer TLB shootdowns than pristine%s | %s (%s -> %s; %s) | %s |" %
               (w, moved, fewer(bs, ps), fmt(ps), fmt(bs),
-               interval(w, shoot, True, "batched", "pristine"), verdict(bs < ps)))
+               interval(w, shoot, True, "batched", "pristine"),
+               verdict(bs < ps, "pristine", "batched")))
         else:
             p("| %s: batched fewer TLB shootdowns than pristine%s | n/a (pristine %s, batched "
               "%s) | - |" % (w, moved, cell(w, "pristine", shoot), cell(w, "batched", shoot)))
@@ -753,7 +755,7 @@ def render(d):
               "%s and %s%s) | %s |" %
               (w, speed_name, rel(lm, bm), fmt(bm), fmt(lm), spread(w, "batched", speed),
                spread(w, "luf", speed), "; %s%% below batched's slowest run" % pct_out(below, True)
-               if lm < min(low) else "", verdict(lm >= min(low))))
+               if lm < min(low) else "", verdict(lm >= min(low), "batched", "luf")))
         else:
             p("| %s: luf not slower than batched beyond the spread (%s) | n/a (batched %s, luf "
               "%s) | - |" % (w, speed_name, cell(w, "batched", speed), cell(w, "luf", speed)))
@@ -837,6 +839,8 @@ def charts(path, chart, schart):
     d, plot = load(path), shutil.which("gnuplot")
     if chart and not plot:
         cli.say("compare", "no gnuplot: no chart (scripts/deps.sh test installs gnuplot-nox)")
+    elif chart and not chart_data(d):
+        cli.say("compare", "no chart: it draws %s, and none was compared" % ", ".join(TABLED))
     elif chart and not gnuplot(CHART, chart_data(d), chart, "chart", d["runs"]):
         return 1
     if schart and not plot:

@@ -116,6 +116,12 @@ def main(argv):
     except re.error as e:
         raise cli.Usage("record: --keys: %s" % e) from e
 
+    # boot's own checks of its arguments before any build (a cold one takes minutes):
+    # an empty file stands for the kernel; the sanitizer kernels boot on microvm.
+    with tempfile.NamedTemporaryFile(prefix="luf-record.") as k:
+        machine = ["--machine", "microvm"] if kind in ("debug", "kcsan") else []
+        boot.options(["--kernel", k.name, "--workload", workload] + machine + bargs)
+
     with tempfile.TemporaryDirectory(prefix="luf-record.") as work:
         if rev:
             sdir = os.path.join(work, "series")

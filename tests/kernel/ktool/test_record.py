@@ -44,11 +44,20 @@ class Record(unittest.TestCase):
                     ["--kind", "luf", "--workload", "none", "--boot", "--kernel=/k"],
                     ["--kind", "luf", "--workload", "none", "--out", "/nonexistent/dir/f"],
                     ["--kind", "luf", "--workload", "nosuch"],
+                    ["--kind", "luf", "--workload", "reclaim", "--boot", "--mem 10X"],
+                    ["--kind", "luf", "--workload", "reclaim", "--boot", "--smp abc"],
+                    ["--kind", "luf", "--workload", "reclaim", "--boot", "--bogus 1"],
+                    ["--kind", "luf", "--workload", "migrate", "--boot", "--seconds 9"],
                     ["--series-rev", "no-such-rev-x", "--workload", "none"]):
             with mock.patch.object(record.kernels, "build", side_effect=AssertionError("built")):
                 with self.assertRaises(cli.Usage) as c:
                     record.main(bad)
                 self.assertTrue(str(c.exception), bad)  # each refusal says why
+        # A workload the kind's machine cannot run (the sanitizer kernels' microvm).
+        with mock.patch.object(record.kernels, "build", side_effect=AssertionError("built")):
+            with self.assertRaises(cli.Fail) as c:
+                record.main(["--kind", "debug", "--workload", "tier"])
+            self.assertIn("pc machine only", str(c.exception))
 
     def test_no_boot(self):
         """A boot that printed no status (it never booted) fails the recording, and
@@ -69,17 +78,19 @@ class Record(unittest.TestCase):
             runs.append(argv)
             return mock.Mock(returncode=0, stdout=OUT)
         with recording(mock.Mock(side_effect=run)), mock.patch("sys.stdout") as out:
-            self.assertEqual(record.main(["--kind", "debug", "--workload", "none", "--runs", "2",
+            self.assertEqual(record.main(["--kind", "debug", "--workload", "coherence-tmpfs",
+                                          "--runs", "2",
                                           "--wargs", "--writers hole", "--boot",
                                           "--mem 160M --passes 1"]), 0)
         self.assertEqual(len(runs), 2)
-        self.assertEqual(runs[1][1:], ["--kernel", "/k/bzImage", "--workload", "none", "--wargs",
+        self.assertEqual(runs[1][1:], ["--kernel", "/k/bzImage", "--workload", "coherence-tmpfs",
+                                       "--wargs",
                                        "--writers hole", "--mem", "160M", "--passes", "1"])
         text = "".join(c.args[0] for c in out.write.call_args_list)
-        self.assertIn("# boot: --workload none --wargs '--writers hole' --mem 160M --passes 1\n",
-                      text)
+        self.assertIn("# boot: --workload coherence-tmpfs --wargs '--writers hole' --mem 160M "
+                      "--passes 1\n", text)
         self.assertIn("run 2: status=pass", text)
-        self.assertIn("workload none, 2 runs\n", text)
+        self.assertIn("workload coherence-tmpfs, 2 runs\n", text)
 
 
 class Capture(unittest.TestCase):
