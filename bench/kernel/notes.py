@@ -419,9 +419,9 @@ def migration_sentences(m):
     moved = m.med("migrate", "luf", "pages_migrated")
     return f"""
 On migration (medians of {m.d["runs"]} boots per kernel, 6.1, the batched kernel and
-luf's): moving {n(moved)} pages between two nodes under readers, {n(mv[0])}, {n(mv[1])} and
-{n(mv[2])} "TLB shootdowns" while the pages moved (luf {fewer(mv[2], mv[1])} than the
-batched kernel; the issue's target is 90%), at {n(ps[0])}, {n(ps[1])} and {n(ps[2])}
+luf's): {n(moved)} page moves between two nodes under readers (a region moved
+there and back), {n(mv[0])}, {n(mv[1])} and {n(mv[2])} "TLB shootdowns" while the pages
+moved (luf {fewer(mv[2], mv[1])} than the batched kernel; the issue's target is 90%), at {n(ps[0])}, {n(ps[1])} and {n(ps[2])}
 pages a second; on memory tiering (lookups while pages are demoted to and promoted
 from an emulated NVDIMM), {n(tl[0])}, {n(tl[1])} and {n(tl[2])} while the lookups ran
 (luf {fewer(tl[2], tl[1])} than the batched kernel), at {n(ls[0])}, {n(ls[1])} and

@@ -37,8 +37,9 @@
  * made PROT_NONE, each range of them flushed) and nr_luf_deferred (-1 without
  * luf); node1_pages (the table's pages on
  * node 1 at the end, of a sample of 4,096).
- * Exit: 0 done, 1 a bad read or no page of the sample on node 1 at the end (no
- * tiering: it proves nothing), 2 usage or set-up failure.
+ * Exit: 0 done, 1 a bad read, or no tiering (it proves nothing): no page of the
+ * sample on node 1 at the end, numa_balancing not 2, or no page demoted or none
+ * promoted while looking up; 2 usage or set-up failure.
  */
 #include "common.h"
 
@@ -58,6 +59,8 @@ static const char *const vm_keys[] = {
     "numa_pte_updates ",    "nr_luf_deferred ",
 };
 #define NR_VM_KEYS (sizeof(vm_keys) / sizeof(vm_keys[0]))
+/* The indexes in vm_keys of the counters that show tiering at work. */
+enum { DEMOTE_KSWAPD = 3, DEMOTE_DIRECT = 4, PROMOTE = 5 };
 #define SAMPLE 4096
 
 static uint64_t *table;
@@ -132,7 +135,7 @@ int main(int argc, char **argv)
 	    {"--threads", OPT_INT, &threads, 1},
 	    {"--seconds", OPT_INT, &seconds, 1},
 	};
-	long vb[NR_VM_KEYS], va[NR_VM_KEYS], shoot, lookups = 0, on1;
+	long vb[NR_VM_KEYS], va[NR_VM_KEYS], shoot, lookups = 0, on1, mode, demoted;
 	struct guest_worker *lookers;
 	double t0, spent;
 	unsigned long p;
@@ -195,12 +198,17 @@ int main(int argc, char **argv)
 	for (k = 0; k < NR_VM_KEYS; k++)
 		printf("%.*s=%ld\n", (int)strlen(vm_keys[k]) - 1, vm_keys[k],
 		       va[k] < 0 ? -1 : va[k] - vb[k]);
-	printf("node1_pages=%ld\nnuma_balancing=%ld\n", on1,
-	       read_num("/proc/sys/kernel/numa_balancing"));
+	mode = read_num("/proc/sys/kernel/numa_balancing");
+	printf("node1_pages=%ld\nnuma_balancing=%ld\n", on1, mode);
 	if (atomic_load(&bad_reads))
 		return 1;
-	if (on1 < 1) {
-		fprintf(stderr, "tier: no page of the table on node 1: no tiering\n");
+	/* Lookups that ran while nothing moved between the tiers prove nothing. */
+	demoted = va[DEMOTE_KSWAPD] - vb[DEMOTE_KSWAPD] + va[DEMOTE_DIRECT] - vb[DEMOTE_DIRECT];
+	if (on1 < 1 || mode != 2 || demoted < 1 || va[PROMOTE] - vb[PROMOTE] < 1) {
+		fprintf(stderr,
+			"tier: no tiering while looking up (node 1 pages %ld, numa_balancing %ld, "
+			"%ld demoted, %ld promoted)\n",
+			on1, mode, demoted, va[PROMOTE] - vb[PROMOTE]);
 		return 1;
 	}
 	return 0;
