@@ -126,7 +126,8 @@ that `ctest -L kernel` runs, one STEP per test (tests/kernel/CMakeLists.txt):
            NVDIMM onlined as a lower memory tier, pages demoted to it and
            promoted from it while lookups read them; no wrong word, and luf
            must have deferred flushes (the three kernels' comparison of both
-           workloads is tests/kernel/compare's, bench/kernel/COMMAND-migration)
+           workloads is tests/kernel/compare's, bench/kernel/COMMAND-migration).
+           Skipped (77) without Debian's ndctl
   peers    two peer test suites from Debian on the patched kernel (the peers
            workload, guest/peers.c), while reclaim runs over a file on ext4:
            fio (verify=crc32c; mmap and psync engines, files together larger
@@ -1053,6 +1054,8 @@ def main(argv):
         skip = "no QEMU (scripts/deps.sh kernel)"
     elif step == "peers" and not all(os.access(p, os.X_OK) for p in boot.PEERS):
         skip = "no fio or stress-ng (scripts/deps.sh kernel)"
+    elif step == "migrate" and not all(os.access(p, os.X_OK) for p in boot.TIER_TOOLS):
+        skip = "no ndctl, which the tier boot needs (scripts/deps.sh kernel)"
     if skip:
         ci.say("SKIP: " + skip)
         return 77

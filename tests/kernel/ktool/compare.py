@@ -963,6 +963,8 @@ def main(argv):
                        ("--short", "--no-switch", "--baseline-off")))
     runs = runs_arg("compare", o.get("--runs", "3"))
     workloads = words(o.get("--workloads", "reclaim,mixed,checker"))
+    if not workloads:
+        invalid("compare: --workloads wants one workload or more (%s)" % " ".join(WORKLOADS))
     for w in workloads:
         if w not in WORKLOADS:
             invalid("compare: unknown workload '%s'" % w)

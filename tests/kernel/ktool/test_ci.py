@@ -218,6 +218,15 @@ class Rules(unittest.TestCase):
             self.assertEqual(ci.main(["peers"]), 77)
         self.assertEqual(shown.getvalue(),
                          "kernel.peers: SKIP: no fio or stress-ng (scripts/deps.sh kernel)\n")
+        # No ndctl: the migrate step (its tier boot needs it) is skipped.
+        with unittest.mock.patch.object(ci.os, "access", lambda p, m: real(p, m) and
+                                        p not in ci.boot.TIER_TOOLS), \
+                unittest.mock.patch.object(ci.shutil, "which", lambda c: "/usr/bin/" + c), \
+                unittest.mock.patch.object(ci.cli, "TARBALL", __file__), \
+                contextlib.redirect_stdout(io.StringIO()) as shown:
+            self.assertEqual(ci.main(["migrate"]), 77)
+        self.assertEqual(shown.getvalue(), "kernel.migrate: SKIP: no ndctl, which the tier boot "
+                                           "needs (scripts/deps.sh kernel)\n")
 
     def test_scan_catches(self):
         console = "boot\n[  3.1] BUG: KASAN: slab-use-after-free in luf_test_bad_access\n"

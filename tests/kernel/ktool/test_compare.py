@@ -170,7 +170,8 @@ class CommandLine(unittest.TestCase):
         self.assertEqual([c.lines(t) for t in ("", "a\n", "a\n\nb")], [[], ["a"], ["a", "", "b"]])
 
     def test_main_validates_first(self):
-        for bad in (["--workloads", "reclaim,foo"], ["--runs", "0"], ["--park-sweep", "51"]):
+        for bad in (["--workloads", "reclaim,foo"], ["--runs", "0"], ["--park-sweep", "51"],
+                    ["--workloads", ","], ["--workloads", " "]):
             self.assertEqual(exit_status(c.main, bad + ["--render", "/nonexistent"]), 2, bad)
 
     def test_baseline_off(self):
