@@ -76,22 +76,21 @@ class Boot(unittest.TestCase):
                          "mixed checker coherence offline idle pageout oom hotpath kunit "
                          "reclaim-ext4 checker-ext4 coherence-ext4 reclaim-tmpfs reclaim-anon "
                          "coherence-anon coherence-tmpfs peers migrate tier)")
-        self.assertEqual(self.usage("--workload", "reclaim-anon", "--disk-mb", "7"),
-                         "boot: reclaim-anon wants --disk-mb 8 or more (its swap; 3/4 of it is "
-                         "the data)")
-        self.assertEqual(self.usage("--workload", "migrate", "--mem", "256"),
-                         "boot: --mem wants a size in M or G (256M, 1G), not '256'")
-        self.assertEqual(self.usage("--workload", "reclaim", "--mem", "10X"),
-                         "boot: --mem wants a size in M or G (256M, 1G), not '10X'")
-        # migrate and tier take their options in --wargs; migrate needs a CPU per node.
-        self.assertEqual(self.usage("--workload", "tier", "--seconds", "5", "--threads", "2"),
-                         "boot: tier does not use --seconds --threads (its program's options "
-                         "go in --wargs: see guest/tier.c)")
-        self.assertEqual(self.usage("--workload", "migrate", "--disk-mb", "64"),
-                         "boot: migrate does not use --disk-mb (its program's options go in "
-                         "--wargs: see guest/migrate.c)")
-        self.assertEqual(self.usage("--workload", "migrate", "--smp", "1"),
-                         "boot: migrate wants --smp 2 or more (a CPU on each node)")
+        mem = "boot: --mem wants a size in M or G (256M, 1G), not '%s'"
+        for args, msg in (
+                (("reclaim-anon", "--disk-mb", "7"), "boot: reclaim-anon wants --disk-mb 8 or "
+                 "more (its swap; 3/4 of it is the data)"),
+                (("migrate", "--mem", "256"), mem % "256"),
+                (("reclaim", "--mem", "10X"), mem % "10X"),
+                # migrate and tier take their options in --wargs; migrate needs a CPU
+                # per node.
+                (("tier", "--seconds", "5", "--threads", "2"), "boot: tier does not use "
+                 "--seconds --threads (its program's options go in --wargs: see guest/tier.c)"),
+                (("migrate", "--disk-mb", "64"), "boot: migrate does not use --disk-mb (its "
+                 "program's options go in --wargs: see guest/migrate.c)"),
+                (("migrate", "--smp", "1"), "boot: migrate wants --smp 2 or more (a CPU on "
+                 "each node)")):
+            self.assertEqual(self.usage("--workload", *args), msg, args)
         self.assertEqual(self.opts("--workload", "migrate", "--smp", "2").smp, 2)
         self.assertEqual(self.opts("--workload", "tier", "--disk-mb", "900").disk_mb, 900)
         self.assertEqual(self.usage("--machine", "q35"),
