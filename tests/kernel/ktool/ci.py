@@ -1042,6 +1042,11 @@ STEPS = ("series", "build", "kunit", "debug", "kcsan", "coherence", "park", "mut
          "mm-mutants", "migrate", "peers", "compare")
 
 
+# The Debian programs a step boots with, and what its skip says without them.
+STEP_TOOLS = {"peers": (boot.PEERS, "no fio or stress-ng"),
+              "migrate": (boot.TIER_TOOLS, "no ndctl, which the tier boot needs")}
+
+
 def main(argv):
     step = argv[0] if argv else ""
     if step not in STEPS:
@@ -1052,10 +1057,8 @@ def main(argv):
         skip = "no linux-source-6.1 (scripts/deps.sh kernel)"
     elif step != "series" and not shutil.which("qemu-system-x86_64"):
         skip = "no QEMU (scripts/deps.sh kernel)"
-    elif step == "peers" and not all(os.access(p, os.X_OK) for p in boot.PEERS):
-        skip = "no fio or stress-ng (scripts/deps.sh kernel)"
-    elif step == "migrate" and not all(os.access(p, os.X_OK) for p in boot.TIER_TOOLS):
-        skip = "no ndctl, which the tier boot needs (scripts/deps.sh kernel)"
+    elif step in STEP_TOOLS and not all(os.access(p, os.X_OK) for p in STEP_TOOLS[step][0]):
+        skip = STEP_TOOLS[step][1] + " (scripts/deps.sh kernel)"
     if skip:
         ci.say("SKIP: " + skip)
         return 77

@@ -208,25 +208,19 @@ class Rules(unittest.TestCase):
                              (failed, ["peers"], ["--fio-mb 64 --stress-seconds 30"]))
             self.assertIn("  luf: workload.stress_deferred=950\n", shown.getvalue())
             self.assertEqual(said, ["FAIL: fio exited 1"] if failed else [])
-        # No fio or stress-ng: skipped.
+        # Without the Debian programs a step boots with: skipped, saying which.
         real = os.access
-        with unittest.mock.patch.object(ci.os, "access", lambda p, m: real(p, m) and
-                                        p not in ci.boot.PEERS), \
-                unittest.mock.patch.object(ci.shutil, "which", lambda c: "/usr/bin/" + c), \
-                unittest.mock.patch.object(ci.cli, "TARBALL", __file__), \
-                contextlib.redirect_stdout(io.StringIO()) as shown:
-            self.assertEqual(ci.main(["peers"]), 77)
-        self.assertEqual(shown.getvalue(),
-                         "kernel.peers: SKIP: no fio or stress-ng (scripts/deps.sh kernel)\n")
-        # No ndctl: the migrate step (its tier boot needs it) is skipped.
-        with unittest.mock.patch.object(ci.os, "access", lambda p, m: real(p, m) and
-                                        p not in ci.boot.TIER_TOOLS), \
-                unittest.mock.patch.object(ci.shutil, "which", lambda c: "/usr/bin/" + c), \
-                unittest.mock.patch.object(ci.cli, "TARBALL", __file__), \
-                contextlib.redirect_stdout(io.StringIO()) as shown:
-            self.assertEqual(ci.main(["migrate"]), 77)
-        self.assertEqual(shown.getvalue(), "kernel.migrate: SKIP: no ndctl, which the tier boot "
-                                           "needs (scripts/deps.sh kernel)\n")
+        for step, tools, why in (
+                ("peers", ci.boot.PEERS, "no fio or stress-ng"),
+                ("migrate", ci.boot.TIER_TOOLS, "no ndctl, which the tier boot needs")):
+            with unittest.mock.patch.object(ci.os, "access", lambda p, m, t=tools:
+                                            real(p, m) and p not in t), \
+                    unittest.mock.patch.object(ci.shutil, "which", lambda c: "/usr/bin/" + c), \
+                    unittest.mock.patch.object(ci.cli, "TARBALL", __file__), \
+                    contextlib.redirect_stdout(io.StringIO()) as shown:
+                self.assertEqual(ci.main([step]), 77)
+            self.assertEqual(shown.getvalue(), "kernel.%s: SKIP: %s (scripts/deps.sh kernel)\n"
+                             % (step, why))
 
     def test_scan_catches(self):
         console = "boot\n[  3.1] BUG: KASAN: slab-use-after-free in luf_test_bad_access\n"
