@@ -38,7 +38,7 @@
  * pages once more after the last move).
  *
  * Usage: migrate [--mb N] [--readers N] [--writers N] [--rounds N] [--chunk N]
- *                [--coherence N]
+ *                [--coherence N] [--warm N]
  *   --mb N       size of the region in MiB (default 16)
  *   --readers N  reader threads (default: the CPUs but one)
  *   --writers N  writer threads (default 0), over a writable region of --mb
@@ -49,6 +49,11 @@
  *   --coherence N  pages a child process writes (default 0: no child; at most
  *                --chunk), read by the readers too (3 CPUs or more: the child
  *                has the last to itself)
+ *   --warm N     words each reader reads before the first move (default 0: the
+ *                moves start with the readers): a reader holds a translation,
+ *                which a source freed before its flush leaves stale, only for
+ *                the pages it read before they moved; the measured counts start
+ *                after the warm-up
  * Prints key=value lines: rounds, pages_migrated (pages move_pages() reported on
  * their target node), migrate_s (time spent in move_pages()), pages_per_s,
  * lookups (words the readers read and checked while the pages moved),
@@ -78,7 +83,7 @@
 #define MAX_TRIES 10
 
 static const char usage[] = "usage: migrate [--mb N] [--readers N] [--writers N] [--rounds N] "
-			    "[--chunk N] [--coherence N]\n";
+			    "[--chunk N] [--coherence N] [--warm N]\n";
 
 static uint64_t *region, *wregion, *cregion;
 static unsigned long nr_pages, nr_cpages;
@@ -283,7 +288,8 @@ static long move_chunk(uint64_t *base, unsigned long first, unsigned long n, int
 
 int main(int argc, char **argv)
 {
-	int nr_readers = nr_cpus() - 1, rounds = 2, chunk = 512, mb = 16, coherence = 0, i, round;
+	int nr_readers = nr_cpus() - 1, rounds = 2, chunk = 512, mb = 16, coherence = 0, warm = 0;
+	int i, round;
 	int r, cfd = -1, ncpu, tries;
 	long retries = 0;
 	pid_t child = -1;
@@ -294,6 +300,7 @@ int main(int argc, char **argv)
 	    {"--rounds", OPT_INT, &rounds, 1},
 	    {"--chunk", OPT_INT, &chunk, 1},
 	    {"--coherence", OPT_INT, &coherence, 0},
+	    {"--warm", OPT_INT, &warm, 0},
 	};
 	struct guest_worker *workers;
 	long moved = 0, shootdowns, lookups = 0, want;
@@ -356,6 +363,9 @@ int main(int argc, char **argv)
 	}
 
 	pthread_barrier_wait(&started);
+	for (i = 0; i < nr_readers; i++)
+		while (atomic_load_explicit(&workers[i].done, memory_order_relaxed) < warm)
+			sched_yield();
 	for (i = 0; i < nr_readers; i++)
 		lookups -= atomic_load_explicit(&workers[i].done, memory_order_relaxed);
 	shootdowns = tlb_shootdowns();

@@ -114,7 +114,11 @@ that `ctest -L kernel` runs, one STEP per test (tests/kernel/CMakeLists.txt):
            flush: the migrate workload's readers must read another page's
            words; MIGRATE_MIXED_NO_FLUSH maps a copy writable again before the
            flush luf deferred for its read-only translations: the migrate
-           workload's readers must read versions older than one published
+           workload's readers must read versions older than one published;
+           MIGRATE_KEEP_UNHELD neither holds nor flushes for a moved source
+           another reference keeps (MIGRATE_SRC_REF's, a provocation: with it
+           alone the migrate boot must pass and luf hold sources): the
+           readers must read another page's words
   migrate  the migrate workload (guest/migrate.c) on the patched kernel, two NUMA
            nodes: a read-only and a written region, and pages a second process
            writes through a shared mapping (--coherence), moved between them
@@ -180,11 +184,13 @@ NOT_OK = r"^ *not ok [0-9]+ "  # a failed KUnit case (or suite) on the console
 # two writers and 64 pages written by a second process, moved between the nodes
 # four times, 512 pages a call (4,352 page moves, a few seconds under TCG).
 MIGRATE_ARGS = ["--wargs", "--mb 2 --rounds 4 --writers 2 --coherence 64"]
-# The migrate boots of two mutants: sources freed unflushed are a stale reader's
-# only once a later round reuses their frames before anything flushes the readers'
-# CPUs (the writers' and the second process's pages flush them: not moved here);
-# a copy mapped writable before the deferred flush needs the second process.
-MIGRATE_SRC_ARGS = ["--wargs", "--mb 2 --rounds 4"]
+# The migrate boots of the mutants that free sources unflushed: such a frame is a
+# stale reader's only once a later round reuses it before anything flushes the
+# readers' CPUs (the writers' and the second process's pages flush them: not moved
+# here), and only for a page the reader read before it moved (--warm: 20,000 words
+# each first, all 512 pages most likely). MIGRATE_MIXED_NO_FLUSH's (a copy mapped
+# writable before the deferred flush) needs the second process.
+MIGRATE_SRC_ARGS = ["--wargs", "--mb 2 --rounds 4 --warm 20000"]
 # The tier workload's short form (the recorded comparison looks up for 60 s).
 TIER_ARGS = ["--wargs", "--seconds 20"]
 MIGRATE_MIXED_ARGS = ["--wargs", "--mb 2 --rounds 4 --coherence 64"]
@@ -494,7 +500,9 @@ def mm_caught(mutant, out, run=1):
     @run), MIGRATE_SRC_UNFLUSHED (a migrated source freed before its flush: the
     migrate workload's readers read words of other pages) or
     MIGRATE_MIXED_NO_FLUSH (a copy mapped writable before the deferred flush:
-    its readers read versions older than one published)."""
+    its readers read versions older than one published) or MIGRATE_KEEP_UNHELD
+    (a moved source another reference keeps, neither held nor flushed for: freed
+    by that reference, its frame reused under the readers' stale entries)."""
     kv = parse_kv(out)
     key, caught, what = {
         "RECLAIM_NO_FLUSH": ("mismatches", lambda v: num(v) > 0, lambda v: "the checker "
@@ -515,6 +523,8 @@ def mm_caught(mutant, out, run=1):
         "MIGRATE_MIXED_NO_FLUSH": ("stale_reads", lambda v: num(v) > 0, lambda v: "the "
                                    "migrate workload's readers (run %d): %s stale reads"
                                    % (run, v)),
+        "MIGRATE_KEEP_UNHELD": ("bad_reads", lambda v: num(v) > 0, lambda v: "the migrate "
+                                "workload's readers (run %d): %s bad reads" % (run, v)),
     }[mutant]
     v = kv.get("workload." + key)
     if caught(v):
@@ -538,6 +548,19 @@ def migrate_fails(out):
     if num(kv.get("nr_luf_deferred")) < 1:
         fails.append("FAIL: luf deferred no flush of the migrate workload's read-only pages")
     return fails
+
+
+def src_ref_fails(out):
+    """The FAIL messages of the harness kernel's migrate boot with the provocation
+    luf.mutant=MIGRATE_SRC_REF whose output is @out: it must pass (no bad read), and
+    luf must have held sources (nr_luf_held), or the boot proves nothing of the
+    hold MIGRATE_KEEP_UNHELD removes."""
+    kv = parse_kv(out)
+    if kv.get("status") != "pass" or num(kv.get("nr_luf_held")) < 1:
+        return ["FAIL: MIGRATE_SRC_REF: the migrate boot failed (%s) or luf held no "
+                "source (nr_luf_held=%s)" % (kv.get("fail_reason") or kv.get("status"),
+                                             kv.get("nr_luf_held") or "none")]
+    return []
 
 
 def tier_fails(out):
@@ -1013,6 +1036,16 @@ class Ci:
         # before it: readers read another page's words, or an old version.
         self.caught_in_boots("MIGRATE_SRC_UNFLUSHED", "migrate", *MIGRATE_SRC_ARGS)
         self.caught_in_boots("MIGRATE_MIXED_NO_FLUSH", "migrate", *MIGRATE_MIXED_ARGS)
+        # A moved source another reference keeps (a speculative lookup's, which no
+        # workload makes on purpose: the harness's provocation MIGRATE_SRC_REF takes
+        # one on 32 sources a pass): luf holds it until its flush. The provocation
+        # alone must pass and hold; without the hold the reference frees it unflushed.
+        p = self.mm_boot("MIGRATE_SRC_REF", "migrate", *MIGRATE_SRC_ARGS)
+        for m in src_ref_fails(p.stdout):
+            self.say(m, True)
+        self.say("MIGRATE_SRC_REF: " + show(p.stdout, r"^(status|nr_luf_held|"
+                                                      r"workload\.bad_reads)="))
+        self.caught_in_boots("MIGRATE_KEEP_UNHELD", "migrate", *MIGRATE_SRC_ARGS)
         # Rules whose absence a workload of their own shows (mm_caught()).
         for mutant, workload, args in MM_WORKLOAD:
             p = self.mm_boot(mutant, workload, *args, "--timeout", "600")

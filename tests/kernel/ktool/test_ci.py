@@ -182,6 +182,18 @@ class Rules(unittest.TestCase):
                  "the migrate workload's read-only pages")):
             self.assertEqual(ci.migrate_fails(edit(MIGRATE, old, new)), [msg], (old, new))
 
+    def test_src_ref(self):
+        """The provocation's boot fails if it failed or luf held nothing."""
+        ok = "status=pass\nnr_luf_held=48\nworkload.bad_reads=0\n"
+        self.assertEqual(ci.src_ref_fails(ok), [])
+        for old, new, shown in (("status=pass", "status=fail\nfail_reason=workload failed",
+                                 "workload failed"),
+                                ("nr_luf_held=48", "nr_luf_held=0", "pass")):
+            held = "0" if new.startswith("nr_") else "48"
+            self.assertEqual(ci.src_ref_fails(edit(ok, old, new)), [
+                "FAIL: MIGRATE_SRC_REF: the migrate boot failed (%s) or luf held no source "
+                "(nr_luf_held=%s)" % (shown, held)], (old, new))
+
     def test_tier(self):
         """Each part of the rule fails a run alone: the boot, lookups without
         demotion or promotion, and luf that deferred nothing."""
@@ -461,7 +473,10 @@ class Rules(unittest.TestCase):
                  "bad reads"),
                 ("MIGRATE_MIXED_NO_FLUSH", "workload.stale_reads=9", "workload.stale_reads=0",
                  "MIGRATE_MIXED_NO_FLUSH: caught by the migrate workload's readers (run 1): 9 "
-                 "stale reads")):
+                 "stale reads"),
+                ("MIGRATE_KEEP_UNHELD", "workload.bad_reads=5", "workload.bad_reads=0",
+                 "MIGRATE_KEEP_UNHELD: caught by the migrate workload's readers (run 1): 5 "
+                 "bad reads")):
             self.assertEqual(ci.mm_caught(mutant, caught + "\n"), (True, say))
             key = missed.split("=")[0].split(".")[1]
             self.assertEqual(ci.mm_caught(mutant, missed + "\n"), (
@@ -520,21 +535,22 @@ class Rules(unittest.TestCase):
 
 
     def test_every_mm_mutant_boots(self):
-        """Every memory-manager rule the harness can switch off has its boot in
-        mm-mutants: the rules its message lists, and every luf_mutant("NAME") its code
-        tests is listed (the core's rules, the mm's, or a misbehaving KUnit case)."""
+        """Every memory-manager rule the harness can switch off, and every
+        provocation, has its boot in mm-mutants: the names its message lists, and
+        every luf_mutant("NAME") its code tests is listed (the core's rules, the mm's,
+        a provocation, or a misbehaving KUnit case)."""
         path = glob.glob(os.path.join(ci.cli.KDIR, "harness", "0001-*.patch"))[0]
         with open(path) as f:
             text = f.read()
         msg, code = text.split("\n---\n", 1)
-        core, mm, bad = (re.findall(r"^ ([A-Z_]+):", part, re.M) for part in
-                         re.split(r"^luf\.mutant=NAME, .*$", msg, flags=re.M)[1:])
+        core, mm, provoked, bad = (re.findall(r"^ ([A-Z_]+):", part, re.M) for part in
+                                   re.split(r"^luf\.mutant=NAME, .*$", msg, flags=re.M)[1:])
         tested = set(re.findall(r'luf_mutant\("([A-Z_]+)"\)', code))
-        self.assertEqual(tested - {"NAME"}, set(core + mm + bad))
+        self.assertEqual(tested - {"NAME"}, set(core + mm + provoked + bad))
         booted = [m for m, *_ in ci.MM_STALE + ci.MM_WORKLOAD + ci.MM_KUNIT]
         booted += re.findall(r'(?:mm_boot|checker_caught|caught_in_boots)\("([A-Z_]+)"',
                              inspect.getsource(ci.Ci))
-        self.assertEqual(sorted(set(booted)), sorted(mm))
+        self.assertEqual(sorted(set(booted)), sorted(mm + provoked))
         self.assertGreater(len(mm), 20)
 
 if __name__ == "__main__":
