@@ -52,8 +52,8 @@
  *   --warm N     words each reader reads before the first move (default 0: the
  *                moves start with the readers): a reader holds a translation,
  *                which a source freed before its flush leaves stale, only for
- *                the pages it read before they moved; the measured counts start
- *                after the warm-up
+ *                the pages it read before they moved; lookups and
+ *                migrate_shootdowns count from the first move
  * Prints key=value lines: rounds, pages_migrated (pages move_pages() reported on
  * their target node), migrate_s (time spent in move_pages()), pages_per_s,
  * lookups (words the readers read and checked while the pages moved),

@@ -125,7 +125,8 @@ that `ctest -L kernel` runs, one STEP per test (tests/kernel/CMakeLists.txt):
            with move_pages() while readers and writers use them; every page must
            move, luf must defer flushes, no reader see a wrong word or an old
            version, no writer lose a write. mm-mutants shows each check can
-           fail (MIGRATE_FLUSH_LATE, MIGRATE_SRC_UNFLUSHED, MIGRATE_MIXED_NO_FLUSH).
+           fail (MIGRATE_FLUSH_LATE, MIGRATE_SRC_UNFLUSHED, MIGRATE_MIXED_NO_FLUSH,
+           MIGRATE_KEEP_UNHELD).
            Then the tier workload (guest/tier.c, 20 s of lookups): an emulated
            NVDIMM onlined as a lower memory tier, pages demoted to it and
            promoted from it while lookups read them; no wrong word, and luf
@@ -555,12 +556,14 @@ def src_ref_fails(out):
     luf.mutant=MIGRATE_SRC_REF whose output is @out: it must pass (no bad read), and
     luf must have held sources (nr_luf_held), or the boot proves nothing of the
     hold MIGRATE_KEEP_UNHELD removes."""
-    kv = parse_kv(out)
-    if kv.get("status") != "pass" or num(kv.get("nr_luf_held")) < 1:
-        return ["FAIL: MIGRATE_SRC_REF: the migrate boot failed (%s) or luf held no "
-                "source (nr_luf_held=%s)" % (kv.get("fail_reason") or kv.get("status"),
-                                             kv.get("nr_luf_held") or "none")]
-    return []
+    kv, fails = parse_kv(out), []
+    if kv.get("status") != "pass":
+        fails.append("FAIL: MIGRATE_SRC_REF: the migrate boot failed: %s" % (
+            kv.get("fail_reason") or "status %s" % (kv.get("status") or "missing")))
+    if num(kv.get("nr_luf_held")) < 1:
+        fails.append("FAIL: MIGRATE_SRC_REF: luf held no source (nr_luf_held=%s): the boot "
+                     "proves nothing of the hold" % (kv.get("nr_luf_held") or "none"))
+    return fails
 
 
 def tier_fails(out):
@@ -1038,13 +1041,13 @@ class Ci:
         self.caught_in_boots("MIGRATE_MIXED_NO_FLUSH", "migrate", *MIGRATE_MIXED_ARGS)
         # A moved source another reference keeps (a speculative lookup's, which no
         # workload makes on purpose: the harness's provocation MIGRATE_SRC_REF takes
-        # one on 32 sources a pass): luf holds it until its flush. The provocation
+        # one on the first 32 deferred sources of a pass): luf holds it until its flush. The provocation
         # alone must pass and hold; without the hold the reference frees it unflushed.
         p = self.mm_boot("MIGRATE_SRC_REF", "migrate", *MIGRATE_SRC_ARGS)
         for m in src_ref_fails(p.stdout):
             self.say(m, True)
-        self.say("MIGRATE_SRC_REF: " + show(p.stdout, r"^(status|nr_luf_held|"
-                                                      r"workload\.bad_reads)="))
+        self.say("MIGRATE_SRC_REF: " + show(p.stdout, r"^(status|fail_reason|kernel_problems|"
+                                                      r"nr_luf_held|workload\.bad_reads)="))
         self.caught_in_boots("MIGRATE_KEEP_UNHELD", "migrate", *MIGRATE_SRC_ARGS)
         # Rules whose absence a workload of their own shows (mm_caught()).
         for mutant, workload, args in MM_WORKLOAD:

@@ -183,16 +183,20 @@ class Rules(unittest.TestCase):
             self.assertEqual(ci.migrate_fails(edit(MIGRATE, old, new)), [msg], (old, new))
 
     def test_src_ref(self):
-        """The provocation's boot fails if it failed or luf held nothing."""
+        """The provocation's boot fails if it failed or luf held nothing, each
+        alone; a boot that printed nothing fails both."""
         ok = "status=pass\nnr_luf_held=48\nworkload.bad_reads=0\n"
+        failed = "FAIL: MIGRATE_SRC_REF: the migrate boot failed: "
+        held = "FAIL: MIGRATE_SRC_REF: luf held no source (nr_luf_held=%s): the boot proves " \
+            "nothing of the hold"
         self.assertEqual(ci.src_ref_fails(ok), [])
-        for old, new, shown in (("status=pass", "status=fail\nfail_reason=workload failed",
-                                 "workload failed"),
-                                ("nr_luf_held=48", "nr_luf_held=0", "pass")):
-            held = "0" if new.startswith("nr_") else "48"
-            self.assertEqual(ci.src_ref_fails(edit(ok, old, new)), [
-                "FAIL: MIGRATE_SRC_REF: the migrate boot failed (%s) or luf held no source "
-                "(nr_luf_held=%s)" % (shown, held)], (old, new))
+        for old, new, msg in (("status=pass", "status=fail\nfail_reason=workload failed",
+                               failed + "workload failed"),
+                              ("status=pass", None, failed + "status missing"),
+                              ("nr_luf_held=48", "nr_luf_held=0", held % "0"),
+                              ("nr_luf_held=48", None, held % "none")):
+            self.assertEqual(ci.src_ref_fails(edit(ok, old, new)), [msg], (old, new))
+        self.assertEqual(ci.src_ref_fails(""), [failed + "status missing", held % "none"])
 
     def test_tier(self):
         """Each part of the rule fails a run alone: the boot, lookups without
