@@ -1041,8 +1041,9 @@ class Ci:
         self.caught_in_boots("MIGRATE_MIXED_NO_FLUSH", "migrate", *MIGRATE_MIXED_ARGS)
         # A moved source another reference keeps (a speculative lookup's, which no
         # workload makes on purpose: the harness's provocation MIGRATE_SRC_REF takes
-        # one on the first 32 deferred sources of a pass): luf holds it until its flush. The provocation
-        # alone must pass and hold; without the hold the reference frees it unflushed.
+        # one on the first 32 deferred sources of a pass): luf holds it until its
+        # flush. The provocation alone must pass and hold; without the hold the
+        # reference frees it unflushed.
         p = self.mm_boot("MIGRATE_SRC_REF", "migrate", *MIGRATE_SRC_ARGS)
         for m in src_ref_fails(p.stdout):
             self.say(m, True)
