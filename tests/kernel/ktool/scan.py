@@ -12,7 +12,12 @@ the function of either racing access (its top frame) is one the series defines o
 changes (named by its hunks: the hunk headers and the definitions inside the
 hunks; with the kernel's tree, also every function a changed function was inlined
 into: a static function absent from System.map, found by its callers in its own
-file). A report the scan cannot read whole fails too: not a plain "data-race in"
+file), unless the kernel has line tables (the kcsan kernel: AccessLines) and each
+access in a changed function resolves, inline frames and all, to lines the patches
+did not add or replace and to no function named luf: upstream's own race in a
+function luf changes (try_to_unmap_one()'s update_hiwater_rss(), a plain
+read-compare-write of mm->hiwater_rss, seen in CI between kswapd and direct reclaim
+in one mm). A report the scan cannot read whole fails too: not a plain "data-race in"
 report (assert: ...), other text before its title, a racing access without a
 symbolized stack under it, fewer stacks than the title names, no closing line, or
 printk messages dropped. A race "at unknown origin" (one stack: the other access
@@ -33,8 +38,10 @@ WHAT: PTR at FILE:LINE") and the series' set-up failures ("luf: set-up failed
 FUNCTION: WHY", a set-up function refusing its arguments, which KUnit cases
 provoke on purpose) are not.
 """
+import difflib
 import os
 import re
+import subprocess
 
 # What makes a console line a kernel report: one pattern per kind, each catching a
 # report line no other pattern does (ktool.selftest shows each one's line, and that
@@ -78,7 +85,7 @@ _NOT_FUNCTIONS = ("if", "for", "while", "switch", "return", "sizeof")
 
 # KCSAN's report lines (printk's "[   12.345678] " prefix allowed).
 _PREFIX = r"^(?:\[[^]]*\]\s*)?"
-_FRAME = re.compile(_PREFIX + r"\s*([A-Za-z_][\w.]*)\+0x[0-9a-f]+/0x[0-9a-f]+")
+_FRAME = re.compile(_PREFIX + r"\s*([A-Za-z_][\w.]*)\+(0x[0-9a-f]+)/0x[0-9a-f]+")
 _ACCESS = re.compile(_PREFIX + r"(?:race at unknown origin, with )?(?:\(marked\) )?"
                      r"(read|write|read-write|watchpoint)\b.* (to|of) ")
 _TITLE = re.compile(_PREFIX + r"BUG: KCSAN: (.*)")
@@ -201,16 +208,124 @@ def touched_functions(series, kernel=None):
     return touched
 
 
+class AccessLines:
+    """Where the accesses of a KCSAN report are in the source of the kernel that
+    printed it: @tree is a kbuild build's src/ (the patched tree, its out/vmlinux
+    with line tables and out/System.map), @pristine the unpacked tarball it was
+    copied from (kbuild's cp -al: an unpatched file is the same inode in both)."""
+
+    def __init__(self, tree, pristine):
+        self.tree, self.pristine = tree, pristine
+        self.out = os.path.join(tree, "out")
+        self._syms, self._changed = None, {}
+
+    @classmethod
+    def of_kernel(cls, kernel):
+        """The AccessLines of @kernel (a bzImage in a kbuild cache entry, whose key
+        file names the tarball), or None when its tree, vmlinux, System.map, key or
+        pristine tree is missing."""
+        if not kernel:
+            return None
+        tree = os.path.join(os.path.dirname(os.path.abspath(kernel)), "src")
+        if not all(os.path.isfile(os.path.join(tree, "out", f)) for f in ("vmlinux", "System.map")):
+            return None
+        # kbuild's key names the tarball; its pristine tree is src/<sha256[:16]>/.
+        bdir = os.path.dirname(tree)
+        try:
+            with open(os.path.join(bdir, "key"), errors="replace") as f:
+                sha = next(l.split()[2] for l in f if l.startswith("source sha256 "))
+        except (OSError, StopIteration, IndexError):
+            return None
+        pristine = os.path.join(os.path.dirname(os.path.dirname(bdir)), "src", sha[:16],
+                                "linux-source-6.1")
+        return cls(tree, pristine) if os.path.isdir(pristine) else None
+
+    def _address(self, fn, off):
+        if self._syms is None:
+            self._syms = {}
+            with open(os.path.join(self.out, "System.map"), errors="replace") as f:
+                for l in f:
+                    w = l.split()
+                    if len(w) >= 3 and w[1] in "tTwW":
+                        self._syms.setdefault(w[2], []).append(int(w[0], 16))
+        addrs = self._syms.get(fn, [])
+        # A name two static functions share is ambiguous; offset 0 is no call's return.
+        return addrs[0] + off - 1 if len(addrs) == 1 and off > 0 else None
+
+    def chain(self, fn, off):
+        """The frame @fn+@off (a return address in a stack KCSAN printed) as source:
+        [(function, file relative to the tree, line), ...], the innermost inline
+        frame first, or None if addr2line cannot place every frame in the tree."""
+        addr = self._address(fn, off)
+        if addr is None:
+            return None
+        try:
+            p = subprocess.run(["addr2line", "-f", "-i", "-e", os.path.join(self.out, "vmlinux"),
+                                "0x%x" % addr], stdout=subprocess.PIPE,
+                               stderr=subprocess.DEVNULL, text=True, check=False, timeout=60)
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        out = p.stdout.splitlines()
+        if p.returncode != 0 or not out or len(out) % 2:
+            return None
+        frames = []
+        for name, where in zip(out[0::2], out[1::2]):
+            m = re.match(r"(.+):(\d+)(?: \(discriminator \d+\))?$", where)
+            if not m or name == "??":
+                return None
+            path = os.path.normpath(os.path.join(self.out, m.group(1)))
+            rel = os.path.relpath(path, self.tree)
+            if rel.startswith(".."):
+                return None
+            frames.append((name, rel, int(m.group(2))))
+        return frames
+
+    def changed(self, rel, line):
+        """Whether line @line of the tree's file @rel is one the patches added or
+        replaced (a new file's every line)."""
+        if rel not in self._changed:
+            new_path = os.path.join(self.tree, rel)
+            old_path = os.path.join(self.pristine, rel)
+            try:
+                same = os.path.samefile(new_path, old_path)
+            except OSError:
+                same = False
+            lines = set()
+            if not same:
+                with open(new_path, errors="replace") as f:
+                    new = f.read().splitlines()
+                try:
+                    with open(old_path, errors="replace") as f:
+                        old = f.read().splitlines()
+                except OSError:
+                    old = []
+                sm = difflib.SequenceMatcher(None, old, new, autojunk=False)
+                for op, _, _, j1, j2 in sm.get_opcodes():
+                    if op in ("replace", "insert"):
+                        lines.update(range(j1 + 1, j2 + 1))
+            self._changed[rel] = lines
+        return line in self._changed[rel]
+
+    def upstream(self, fn, off):
+        """Whether the access at @fn+@off is upstream's: every inline frame of it
+        resolves, none names luf, and none is on a line the patches changed."""
+        frames = self.chain(fn, off)
+        return bool(frames) and not any("luf" in name.lower() or self.changed(rel, line)
+                                        for name, rel, line in frames)
+
+
 def _base(fn):
     return fn.split(".")[0]
 
 
-def kcsan_is_lufs(console, i, touched):
+def kcsan_is_lufs(console, i, touched, lines=None):
     """Whether the KCSAN report whose title is line @i of @console must fail the
-    boot (see the module's docstring); @touched as touched_functions()."""
+    boot (see the module's docstring); @touched as touched_functions(), @lines an
+    AccessLines of the kernel that printed it, or None."""
     m = _TITLE.match(console[i])
     t = m and re.match(r"data-race in (\S+)(?: / (\S+))?$", m.group(1).strip())
     frames, tops, readable, closed = [], set(), bool(t), False
+    top_frames = []  # (function, offset) of each access's top frame
     accesses = stacks = 0
     want_top = interrupted = False
     for b in console[i + 1:i + 2000]:
@@ -229,6 +344,7 @@ def kcsan_is_lufs(console, i, touched):
             interrupted = f.group(1).startswith("asm_")
             if want_top:
                 tops.add(_base(f.group(1)))
+                top_frames.append((f.group(1), int(f.group(2), 16)))
                 stacks += 1
         want_top = False
     if t:
@@ -238,17 +354,23 @@ def kcsan_is_lufs(console, i, touched):
         readable = readable and closed and stacks == accesses == len(named)
     if tops and tops <= OSQ_FUNCTIONS:
         frames = []  # the queue's own per-CPU nodes: the lock's caller is not involved
+    changed = tops & touched if touched is not None else set()
+    if changed and readable and lines is not None and \
+            changed <= {_base(fn) for fn, _ in top_frames} and \
+            all(lines.upstream(fn, off) for fn, off in top_frames if _base(fn) in changed):
+        changed = set()  # each access in a changed function is on a line it did not change
     return (touched is None or not readable or
-            any("luf" in f.lower() for f in frames + list(tops)) or bool(tops & touched))
+            any("luf" in f.lower() for f in frames + list(tops)) or bool(changed))
 
 
-def scan(console, touched, rules=PROBLEM_RULES):
+def scan(console, touched, rules=PROBLEM_RULES, access_lines=None):
     """Scan @console (a list of str): (problems, kcsan_elsewhere), the report lines
-    that fail the boot and the KCSAN titles that are listed only."""
+    that fail the boot and the KCSAN titles that are listed only; @touched as
+    touched_functions(), @access_lines an AccessLines of the kernel, or None."""
     lines = problem_lines(console, rules)
     elsewhere = []
     for i, l in enumerate(console):
-        if "KCSAN:" in l and i in lines and not kcsan_is_lufs(console, i, touched):
+        if "KCSAN:" in l and i in lines and not kcsan_is_lufs(console, i, touched, access_lines):
             elsewhere.append(l.strip())
             lines.remove(i)
     return [console[k] for k in lines], elsewhere

@@ -20,6 +20,7 @@ import io
 import os
 import re
 import shutil
+import subprocess
 import sys
 import tempfile
 import unittest
@@ -261,6 +262,131 @@ class Kcsan(unittest.TestCase):
             touched = scan.touched_functions(SERIES, os.path.join(d, "bzImage"))
             self.assertIn("kswapd", touched)
             self.fails(report, touched)
+
+
+# A kernel in miniature for AccessLines: a changed function that calls out once
+# through an upstream inline helper, on lines the patch left alone, and once on
+# the line it added (kbuild's layout: a pristine tree, a build's src/ copied with
+# cp -al, the patched file a new one, compiled from src/out/ with line tables).
+_PRISTINE_C = """long probe(long *p);
+
+static inline long rss_read(long *p)
+{
+	return probe(p);
+}
+
+long changed_fn(long *p)
+{
+	long r = rss_read(p);
+
+	return r * 3;
+}
+"""
+_PATCHED_C = _PRISTINE_C.replace("\treturn r * 3;", "\tr += probe(p) * 5;\n\treturn r * 3;")
+_MAIN_C = "long probe(long *p)\n{\n\treturn *p;\n}\n\nlong changed_fn(long *p);\n\n" \
+          "int main(void)\n{\n\tlong x = 1;\n\n\treturn (int)changed_fn(&x);\n}\n"
+
+
+@unittest.skipUnless(all(shutil.which(t) for t in ("gcc", "addr2line", "objdump", "nm")),
+                     "no gcc or binutils")
+class AccessLinesTest(unittest.TestCase):
+    """A race in a changed function on a line the patches did not change is listed
+    (kcsan kernels have line tables); on the line they added it fails."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        d = self.tmp.name
+        pristine = os.path.join(d, "src", "cafe" + "0" * 12, "linux-source-6.1")
+        self.tree = os.path.join(d, "builds", "beef", "src")
+        out = os.path.join(self.tree, "out")
+        for t in (pristine, self.tree):
+            os.makedirs(os.path.join(t, "mm"))
+        os.makedirs(out)
+        with open(os.path.join(self.tree, "..", "key"), "w") as f:
+            f.write("luf-kbuild recipe 1\nsource sha256 cafe%s\n" % ("0" * 60))
+        for t, text in ((pristine, _PRISTINE_C), (self.tree, _PATCHED_C)):
+            with open(os.path.join(t, "mm", "x.c"), "w") as f:
+                f.write(text)
+        with open(os.path.join(out, "main.c"), "w") as f:
+            f.write(_MAIN_C)
+        subprocess.run(["gcc", "-g", "-O2", "-o", "vmlinux", "../mm/x.c", "main.c"], cwd=out,
+                       check=True)
+        nm = subprocess.run(["nm", "vmlinux"], cwd=out, check=True, stdout=subprocess.PIPE,
+                            text=True).stdout
+        with open(os.path.join(out, "System.map"), "w") as f:
+            f.write(nm)
+        start = int(next(l.split()[0] for l in nm.splitlines() if l.endswith(" T changed_fn")), 16)
+        dis = subprocess.run(["objdump", "-d", "--disassemble=changed_fn", "vmlinux"], cwd=out,
+                             check=True, stdout=subprocess.PIPE, text=True).stdout.splitlines()
+        insns = [l for l in dis if re.match(r"^\s+[0-9a-f]+:\t", l)]
+        # Each call's return address, as a stack shows it: the next instruction's.
+        self.rets = [int(insns[k + 1].split(":")[0], 16) - start
+                     for k, l in enumerate(insns[:-1]) if re.search(r"call.*<probe", l)]
+        self.lines = scan.AccessLines.of_kernel(os.path.join(self.tree, "..", "bzImage"))
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def report(self, off_write, off_read):
+        r = kcsan("changed_fn / changed_fn", "changed_fn", "changed_fn")
+        r[r.index(" changed_fn+0x3e2/0x50f")] = " changed_fn+0x%x/0x80" % off_write
+        r[r.index(" changed_fn+0x469/0x50f")] = " changed_fn+0x%x/0x80" % off_read
+        return r
+
+    def split(self):
+        """The return addresses of the call on the unchanged lines and of the added one."""
+        self.assertEqual(len(self.rets), 2)
+        up = [off for off in self.rets if self.lines.upstream("changed_fn", off)]
+        self.assertEqual(len(up), 1, self.rets)
+        return up[0], next(off for off in self.rets if off != up[0])
+
+    def test_kernel_tree_found(self):
+        self.assertIsNotNone(self.lines)
+        self.assertEqual(os.path.realpath(self.lines.pristine),
+                         os.path.realpath(os.path.join(self.tmp.name, "src", "cafe" + "0" * 12,
+                                                       "linux-source-6.1")))
+        key = os.path.join(self.tree, "..", "key")
+        os.rename(key, key + ".gone")
+        self.assertIsNone(scan.AccessLines.of_kernel(os.path.join(self.tree, "..", "bzImage")))
+        os.rename(key + ".gone", key)
+        self.assertIsNotNone(scan.AccessLines.of_kernel(os.path.join(self.tree, "..", "bzImage")))
+        os.unlink(os.path.join(self.tree, "out", "vmlinux"))
+        self.assertIsNone(scan.AccessLines.of_kernel(os.path.join(self.tree, "..", "bzImage")))
+
+    def test_chain_and_changed_lines(self):
+        up, added = self.split()
+        self.assertEqual(self.lines.chain("changed_fn", up),
+                         [("rss_read", "mm/x.c", 5), ("changed_fn", "mm/x.c", 10)])
+        self.assertEqual(self.lines.chain("changed_fn", added), [("changed_fn", "mm/x.c", 12)])
+        self.assertEqual([n for n in range(1, 16) if self.lines.changed("mm/x.c", n)], [12])
+        self.assertIsNone(self.lines.chain("no_such_fn", up))
+
+    def test_upstream_race_in_changed_function_listed(self):
+        up, added = self.split()
+        report, touched = self.report(up, up), {"changed_fn"}
+        self.assertEqual(scan.scan(CLEAN + report, touched, access_lines=self.lines),
+                         ([], [report[1]]))
+        # Without line tables the function alone decides, as before.
+        self.assertEqual(scan.scan(CLEAN + report, touched)[0], [report[1]])
+        for w, r in ((up, added), (added, up), (added, added)):
+            with self.subTest(write=w, read=r):
+                report = self.report(w, r)
+                self.assertEqual(scan.scan(CLEAN + report, touched, access_lines=self.lines),
+                                 ([report[1]], []))
+
+    def test_luf_inline_frame_fails(self):
+        """An inline helper named luf on the chain makes the access luf's."""
+        up, _ = self.split()
+        for t in (self.lines.pristine, self.tree):
+            with open(os.path.join(t, "mm", "x.c")) as f:
+                text = f.read()
+            with open(os.path.join(t, "mm", "x.c"), "w") as f:
+                f.write(text.replace("rss_read", "luf_rss_read"))
+        lines = scan.AccessLines.of_kernel(os.path.join(self.tree, "..", "bzImage"))
+        subprocess.run(["gcc", "-g", "-O2", "-o", "vmlinux", "../mm/x.c", "main.c"],
+                       cwd=os.path.join(self.tree, "out"), check=True)
+        self.assertEqual(lines.chain("changed_fn", up)[0], ("luf_rss_read", "mm/x.c", 5))
+        self.assertFalse(lines.upstream("changed_fn", up))
 
 
 def channel(after_tlb="TLB:  10  20  30  40  TLB shootdowns", done=True, rc=0, vm_after=None):

@@ -40,7 +40,8 @@ def verdict(a):
     out = {"status": "pass", "fail_reason": "", "kernel": a.kernel or "", "workload": a.workload}
     fails = []
 
-    problems, elsewhere = scan.scan(console, scan.touched_functions(a.series, a.kernel))
+    problems, elsewhere = scan.scan(console, scan.touched_functions(a.series, a.kernel),
+                                    access_lines=scan.AccessLines.of_kernel(a.kernel))
     out["kcsan_reports_elsewhere"] = len(elsewhere)
     if elsewhere:
         _stderr_list("boot: KCSAN reports in code luf neither is nor changes (listed, not failed):\n",
