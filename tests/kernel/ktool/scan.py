@@ -12,12 +12,13 @@ the function of either racing access (its top frame) is one the series defines o
 changes (named by its hunks: the hunk headers and the definitions inside the
 hunks; with the kernel's tree, also every function a changed function was inlined
 into: a static function absent from System.map, found by its callers in its own
-file), unless the kernel has line tables (the kcsan kernel: AccessLines) and each
-access in a changed function resolves, inline frames and all, to lines the patches
-did not add or replace and to no function named luf: upstream's own race in a
-function luf changes (try_to_unmap_one()'s update_hiwater_rss(), a plain
+file), unless the kernel has line tables (the kcsan kernel: AccessLines) and the
+race is upstream's: both accesses seen (not at unknown origin), every frame of both
+stacks, inline frames and all, resolved by addr2line to a line the patches did not
+add or replace nor delete next to, no frame named luf, and no changed line in the
+function each access is in (try_to_unmap_one()'s update_hiwater_rss(), a plain
 read-compare-write of mm->hiwater_rss, seen in CI between kswapd and direct reclaim
-in one mm). A report the scan cannot read whole fails too: not a plain "data-race in"
+in one mm, is upstream's). A report the scan cannot read whole fails too: not a plain "data-race in"
 report (assert: ...), other text before its title, a racing access without a
 symbolized stack under it, fewer stacks than the title names, no closing line, or
 printk messages dropped. A race "at unknown origin" (one stack: the other access
@@ -25,7 +26,10 @@ was not caught) is judged by its one stack. A race whose racing accesses are all
 the optimistic-spin queue of sleeping locks (osq_lock.c) is judged by its top frames
 only: the queue's nodes are per-CPU and its own, whatever lock, luf's or not, spins.
 
-Limits: only the top frame is matched against the changed functions (a race in an
+Limits: an unchanged line is not unchanged behaviour: a lock the patches removed
+from a caller around an upstream access, or a condition changed on another line,
+is not seen by the line rule (the function of the access must be unchanged, its
+callers need not be). Only the top frame is matched against the changed functions (a race in an
 out-of-line helper a changed function calls, with no luf frame in either stack, is
 listed); inlining is followed only within the changed function's own .c file, so a
 changed static inline function of a header (0008's bio_set_dev() in
@@ -217,7 +221,7 @@ class AccessLines:
     def __init__(self, tree, pristine):
         self.tree, self.pristine = tree, pristine
         self.out = os.path.join(tree, "out")
-        self._syms, self._changed = None, {}
+        self._syms, self._changed, self._text = None, {}, {}
 
     @classmethod
     def of_kernel(cls, kernel):
@@ -252,37 +256,71 @@ class AccessLines:
         # A name two static functions share is ambiguous; offset 0 is no call's return.
         return addrs[0] + off - 1 if len(addrs) == 1 and off > 0 else None
 
-    def chain(self, fn, off):
-        """The frame @fn+@off (a return address in a stack KCSAN printed) as source:
-        [(function, file relative to the tree, line), ...], the innermost inline
-        frame first, or None if addr2line cannot place every frame in the tree."""
-        addr = self._address(fn, off)
-        if addr is None:
+    def _rel(self, where):
+        """addr2line's FILE:LINE as (file relative to the tree, line), or None. An
+        object an incremental build copied from an earlier build names that build's
+        tree (kbuild rebuilt everything whose sources differ): its path counts as
+        this tree's."""
+        m = re.match(r"(.+):(\d+)(?: \(discriminator \d+\))?$", where)
+        if not m:
             return None
+        path = os.path.normpath(os.path.join(self.out, m.group(1)))
+        rel = os.path.relpath(path, self.tree)
+        if rel.startswith(".."):
+            other = re.match(r".*/builds/[0-9a-f]+/src/(.+)$", path)
+            if not other or other.group(1).startswith(("..", "out/")):
+                return None
+            rel = other.group(1)
+        return rel, int(m.group(2))
+
+    def chains(self, frames):
+        """The frames @frames ((function, offset) pairs: return addresses in a stack
+        KCSAN printed) as source: {frame: [(function, file relative to the tree,
+        line), ...], the innermost inline frame first, or None if addr2line cannot
+        place every inline frame of it in the tree}. One addr2line run."""
+        out = {f: None for f in frames}
+        addrs = {}
+        for f in frames:
+            a = self._address(*f)
+            if a is not None:
+                addrs.setdefault(a, []).append(f)
+        if not addrs:
+            return out
         try:
-            p = subprocess.run(["addr2line", "-f", "-i", "-e", os.path.join(self.out, "vmlinux"),
-                                "0x%x" % addr], stdout=subprocess.PIPE,
-                               stderr=subprocess.DEVNULL, text=True, check=False, timeout=60)
+            p = subprocess.run(["addr2line", "-a", "-f", "-i", "-e",
+                                os.path.join(self.out, "vmlinux")] +
+                               ["0x%x" % a for a in addrs], stdout=subprocess.PIPE,
+                               stderr=subprocess.DEVNULL, text=True, errors="replace",
+                               check=False, timeout=300)
         except (OSError, subprocess.TimeoutExpired):
-            return None
-        out = p.stdout.splitlines()
-        if p.returncode != 0 or not out or len(out) % 2:
-            return None
-        frames = []
-        for name, where in zip(out[0::2], out[1::2]):
-            m = re.match(r"(.+):(\d+)(?: \(discriminator \d+\))?$", where)
-            if not m or name == "??":
-                return None
-            path = os.path.normpath(os.path.join(self.out, m.group(1)))
-            rel = os.path.relpath(path, self.tree)
-            if rel.startswith(".."):
-                return None
-            frames.append((name, rel, int(m.group(2))))
-        return frames
+            return out
+        if p.returncode != 0:
+            return out
+        cur, chain = None, []
+        for l in p.stdout.splitlines() + ["0x-end"]:
+            if l.startswith("0x"):
+                if cur is not None:
+                    ok = chain and len(chain) % 2 == 0
+                    res = []
+                    for name, where in zip(chain[0::2], chain[1::2]):
+                        loc = self._rel(where)
+                        if name == "??" or loc is None:
+                            ok = False
+                            break
+                        res.append((name,) + loc)
+                    for f in addrs.get(cur, []):
+                        out[f] = res if ok else None
+                cur, chain = (int(l, 16) if l != "0x-end" else None), []
+            else:
+                chain.append(l)
+        return out
 
     def changed(self, rel, line):
         """Whether line @line of the tree's file @rel is one the patches added or
-        replaced (a new file's every line)."""
+        replaced, or next to lines they deleted (a new file's every line)."""
+        return line in self._changed_lines(rel)
+
+    def _changed_lines(self, rel):
         if rel not in self._changed:
             new_path = os.path.join(self.tree, rel)
             old_path = os.path.join(self.pristine, rel)
@@ -292,8 +330,7 @@ class AccessLines:
                 same = False
             lines = set()
             if not same:
-                with open(new_path, errors="replace") as f:
-                    new = f.read().splitlines()
+                new = self._lines(rel)
                 try:
                     with open(old_path, errors="replace") as f:
                         old = f.read().splitlines()
@@ -303,15 +340,56 @@ class AccessLines:
                 for op, _, _, j1, j2 in sm.get_opcodes():
                     if op in ("replace", "insert"):
                         lines.update(range(j1 + 1, j2 + 1))
+                    elif op == "delete":
+                        lines.update((j1, j1 + 1))
             self._changed[rel] = lines
-        return line in self._changed[rel]
+        return self._changed[rel]
 
-    def upstream(self, fn, off):
-        """Whether the access at @fn+@off is upstream's: every inline frame of it
-        resolves, none names luf, and none is on a line the patches changed."""
-        frames = self.chain(fn, off)
-        return bool(frames) and not any("luf" in name.lower() or self.changed(rel, line)
-                                        for name, rel, line in frames)
+    def _lines(self, rel):
+        if rel not in self._text:
+            with open(os.path.join(self.tree, rel), errors="replace") as f:
+                self._text[rel] = f.read().splitlines()
+        return self._text[rel]
+
+    def body_changed(self, name, rel, line):
+        """Whether the definition of function @name around line @line of @rel has a
+        changed line (True too when it cannot be found: a macro's, say)."""
+        text = self._lines(rel)
+        first = None
+        for k in range(min(line, len(text)) - 1, -1, -1):
+            if _is_definition(text[k]) == name:
+                first = k + 1
+                break
+        if first is None:
+            return True
+        last = next((k + 1 for k in range(line - 1, len(text)) if text[k].startswith("}")), None)
+        if last is None:
+            return True
+        return any(first <= n <= last for n in self._changed_lines(rel))
+
+    def upstream(self, stacks):
+        """Whether the accesses whose stacks are @stacks (each a list of (function,
+        offset) frames, the access's first) are upstream's: every frame resolves,
+        inline frames and all; no frame is named luf; no frame's line (the access's,
+        every call site's) is one the patches changed; and the function each access
+        is in has no changed line. False when anything cannot be read."""
+        try:
+            chains = self.chains([f for s in stacks for f in s])
+            for s in stacks:
+                if not s:
+                    return False
+                for k, f in enumerate(s):
+                    chain = chains.get(f)
+                    if not chain:
+                        return False
+                    for name, rel, line in chain:
+                        if "luf" in name.lower() or self.changed(rel, line):
+                            return False
+                    if k == 0 and self.body_changed(*chain[0]):
+                        return False
+            return True
+        except (OSError, UnicodeError, ValueError):
+            return False
 
 
 def _base(fn):
@@ -325,7 +403,7 @@ def kcsan_is_lufs(console, i, touched, lines=None):
     m = _TITLE.match(console[i])
     t = m and re.match(r"data-race in (\S+)(?: / (\S+))?$", m.group(1).strip())
     frames, tops, readable, closed = [], set(), bool(t), False
-    top_frames = []  # (function, offset) of each access's top frame
+    access_stacks = []  # each access's frames, (function, offset), down to an entry
     accesses = stacks = 0
     want_top = interrupted = False
     for b in console[i + 1:i + 2000]:
@@ -337,14 +415,16 @@ def kcsan_is_lufs(console, i, touched, lines=None):
         if _ACCESS.match(b):
             accesses += 1
             want_top, interrupted = True, False
+            access_stacks.append([])
             continue
         f = _FRAME.match(b)
         if f and not interrupted:
             frames.append(_base(f.group(1)))
+            if access_stacks:
+                access_stacks[-1].append((f.group(1), int(f.group(2), 16)))
             interrupted = f.group(1).startswith("asm_")
             if want_top:
                 tops.add(_base(f.group(1)))
-                top_frames.append((f.group(1), int(f.group(2), 16)))
                 stacks += 1
         want_top = False
     if t:
@@ -355,10 +435,11 @@ def kcsan_is_lufs(console, i, touched, lines=None):
     if tops and tops <= OSQ_FUNCTIONS:
         frames = []  # the queue's own per-CPU nodes: the lock's caller is not involved
     changed = tops & touched if touched is not None else set()
-    if changed and readable and lines is not None and \
-            changed <= {_base(fn) for fn, _ in top_frames} and \
-            all(lines.upstream(fn, off) for fn, off in top_frames if _base(fn) in changed):
-        changed = set()  # each access in a changed function is on a line it did not change
+    # Both accesses seen (not at unknown origin: the other may be uninstrumented
+    # code the series changes), each wholly on lines the patches left alone.
+    if changed and readable and lines is not None and len(access_stacks) == 2 and \
+            lines.upstream(access_stacks):
+        changed = set()
     return (touched is None or not readable or
             any("luf" in f.lower() for f in frames + list(tops)) or bool(changed))
 

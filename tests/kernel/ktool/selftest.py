@@ -264,130 +264,276 @@ class Kcsan(unittest.TestCase):
             self.fails(report, touched)
 
 
-# A kernel in miniature for AccessLines: a changed function that calls out once
-# through an upstream inline helper, on lines the patch left alone, and once on
-# the line it added (kbuild's layout: a pristine tree, a build's src/ copied with
-# cp -al, the patched file a new one, compiled from src/out/ with line tables).
-_PRISTINE_C = """long probe(long *p);
+# A kernel in miniature for AccessLines (its changed function named after one the
+# series changes, for the verdict), in kbuild's layout: a pristine tree; a
+# build's src/ with the unpatched files hard links to it (cp -al) and the patched
+# ones new files; compiled from src/out/ with line tables. mm/x.c is patched:
+# try_to_unmap_one() calls out once through an upstream inline helper on lines the patch
+# left alone and once through it on a line the patch added; caller_fn()'s call of
+# it is on a replaced line; a line of del_fn() is deleted, away from its access.
+# include/h.h's hdr_read() gains a line; mm/y.c, unpatched, inlines it into
+# other_fn() and holds probe() and main().
+_X_C = """#include "../include/h.h"
 
 static inline long rss_read(long *p)
 {
-	return probe(p);
+\treturn probe(p);
 }
 
-long changed_fn(long *p)
+__attribute__((noinline))
+long try_to_unmap_one(long *p)
 {
-	long r = rss_read(p);
+\tlong r = rss_read(p);
 
-	return r * 3;
+\treturn r * 3;
+}
+
+long caller_fn(long *p)
+{
+\treturn try_to_unmap_one(p) + 7;
+}
+
+long del_fn(long *p)
+{
+\tlong v = probe(p);
+
+\tv += 2;
+\treturn v;
 }
 """
-_PATCHED_C = _PRISTINE_C.replace("\treturn r * 3;", "\tr += probe(p) * 5;\n\treturn r * 3;")
-_MAIN_C = "long probe(long *p)\n{\n\treturn *p;\n}\n\nlong changed_fn(long *p);\n\n" \
-          "int main(void)\n{\n\tlong x = 1;\n\n\treturn (int)changed_fn(&x);\n}\n"
+_X_PATCHED = _X_C.replace("\treturn r * 3;", "\tr += rss_read(p) * 5;\n\treturn r * 3;") \
+    .replace("try_to_unmap_one(p) + 7", "try_to_unmap_one(p) + 8").replace("\tv += 2;\n", "")
+_H = """long probe(long *p);
+
+static inline long hdr_read(long *p)
+{
+\treturn probe(p);
+}
+"""
+_H_PATCHED = _H.replace("\treturn probe(p);", "\tlong extra = probe(p);\n\n\treturn probe(p) + extra;")
+_Y_C = """#include "../include/h.h"
+
+__attribute__((noinline))
+long probe(long *p)
+{
+\treturn *p;
+}
+
+__attribute__((noinline))
+long other_fn(long *p)
+{
+\treturn hdr_read(p) * 2;
+}
+
+long try_to_unmap_one(long *p);
+long caller_fn(long *p);
+long del_fn(long *p);
+
+int main(void)
+{
+\tlong x = 1;
+
+\treturn (int)(try_to_unmap_one(&x) + caller_fn(&x) + del_fn(&x) + other_fn(&x));
+}
+"""
+
+
+def _calls(out, fn, target):
+    """The return addresses, as offsets into @fn, of @fn's calls of @target in
+    @out/vmlinux (each as a stack shows it: the next instruction's address)."""
+    nm = subprocess.run(["nm", "vmlinux"], cwd=out, check=True, stdout=subprocess.PIPE,
+                        text=True).stdout
+    start = int(next(l.split()[0] for l in nm.splitlines() if l.endswith(" " + fn)), 16)
+    dis = subprocess.run(["objdump", "-d", "--disassemble=" + fn, "vmlinux"], cwd=out,
+                         check=True, stdout=subprocess.PIPE, text=True).stdout.splitlines()
+    insns = [l for l in dis if re.match(r"^\s+[0-9a-f]+:\t", l)]
+    return [int(insns[k + 1].split(":")[0], 16) - start
+            for k, l in enumerate(insns[:-1]) if re.search(r"call.*<%s>" % target, l)]
+
+
+def _report(*stacks):
+    """A KCSAN report with one access per stack (each [(function, offset), ...]);
+    one stack: a race at unknown origin."""
+    title = " / ".join(s[0][0] for s in stacks)
+    r = ["=" * 66, "BUG: KCSAN: data-race in %s" % title, ""]
+    kinds = ["write to", "read to"] if len(stacks) == 2 else ["race at unknown origin, with read to"]
+    for kind, stack in zip(kinds, stacks):
+        r.append("%s 0xffff888000868180 of 8 bytes by task 40 on cpu 1:" % kind)
+        r += [" %s+0x%x/0x200" % f for f in stack] + [""]
+    return r + ["value changed: 0x00000000000063cc -> 0x000000000000642d", "",
+                "Reported by Kernel Concurrency Sanitizer on:", "=" * 66]
 
 
 @unittest.skipUnless(all(shutil.which(t) for t in ("gcc", "addr2line", "objdump", "nm")),
                      "no gcc or binutils")
 class AccessLinesTest(unittest.TestCase):
-    """A race in a changed function on a line the patches did not change is listed
-    (kcsan kernels have line tables); on the line they added it fails."""
+    """A race in a changed function whose accesses are wholly on lines the patches
+    did not change is listed (kcsan kernels have line tables); one an added or
+    replaced line, a deletion in the accessing function, or an unresolvable frame
+    touches fails, and so does one at unknown origin."""
+
+    @classmethod
+    def setUpClass(cls):
+        """Build the miniature once; each test gets a copy (cp -a keeps the links)."""
+        cls.template = tempfile.mkdtemp(prefix="luf-selftest.")
+        cls.at(cls, cls.template)
+        for t in (cls.pristine, cls.tree):
+            os.makedirs(os.path.join(t, "mm"))
+            os.makedirs(os.path.join(t, "include"))
+        os.makedirs(cls.out)
+        with open(os.path.join(cls.tree, "..", "key"), "w") as f:
+            f.write("luf-kbuild recipe 1\nsource sha256 cafe%s\n" % ("0" * 60))
+        for rel, old, new in (("mm/x.c", _X_C, _X_PATCHED), ("include/h.h", _H, _H_PATCHED),
+                              ("mm/y.c", _Y_C, None)):
+            with open(os.path.join(cls.pristine, rel), "w") as f:
+                f.write(old)
+            if new is None:
+                os.link(os.path.join(cls.pristine, rel), os.path.join(cls.tree, rel))
+            else:
+                with open(os.path.join(cls.tree, rel), "w") as f:
+                    f.write(new)
+        cls.build(cls)
+        calls = _calls(cls.out, "try_to_unmap_one", "probe")
+        one = lambda fn, target: (fn, _calls(cls.out, fn, target)[0])  # noqa: E731
+        cls.raw_sites = (calls, one("caller_fn", "try_to_unmap_one"), one("del_fn", "probe"),
+                         one("other_fn", "probe"), one("main", "try_to_unmap_one"))
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.template, ignore_errors=True)
+
+    def at(self, d):
+        """Point the paths at the miniature under @d."""
+        self.d = d
+        self.pristine = os.path.join(d, "src", "cafe" + "0" * 12, "linux-source-6.1")
+        self.tree = os.path.join(d, "builds", "beef", "src")
+        self.out = os.path.join(self.tree, "out")
 
     def setUp(self):
         self.tmp = tempfile.TemporaryDirectory()
-        d = self.tmp.name
-        pristine = os.path.join(d, "src", "cafe" + "0" * 12, "linux-source-6.1")
-        self.tree = os.path.join(d, "builds", "beef", "src")
-        out = os.path.join(self.tree, "out")
-        for t in (pristine, self.tree):
-            os.makedirs(os.path.join(t, "mm"))
-        os.makedirs(out)
-        with open(os.path.join(self.tree, "..", "key"), "w") as f:
-            f.write("luf-kbuild recipe 1\nsource sha256 cafe%s\n" % ("0" * 60))
-        for t, text in ((pristine, _PRISTINE_C), (self.tree, _PATCHED_C)):
-            with open(os.path.join(t, "mm", "x.c"), "w") as f:
-                f.write(text)
-        with open(os.path.join(out, "main.c"), "w") as f:
-            f.write(_MAIN_C)
-        subprocess.run(["gcc", "-g", "-O2", "-o", "vmlinux", "../mm/x.c", "main.c"], cwd=out,
-                       check=True)
-        nm = subprocess.run(["nm", "vmlinux"], cwd=out, check=True, stdout=subprocess.PIPE,
-                            text=True).stdout
-        with open(os.path.join(out, "System.map"), "w") as f:
+        subprocess.run(["cp", "-a", self.template + "/.", self.tmp.name], check=True)
+        self.at(self.tmp.name)
+        self.lines = scan.AccessLines.of_kernel(self.bzimage())
+
+    def build(self, cwd=None):
+        """Compile the tree (from @cwd, absolute paths, as another build's tree), with
+        no sibling calls, as the kernel's KCSAN builds."""
+        srcs = ["../mm/x.c", "../mm/y.c"] if cwd is None else \
+            [os.path.join(cwd, "mm", "x.c"), os.path.join(cwd, "mm", "y.c")]
+        subprocess.run(["gcc", "-g", "-O2", "-fno-optimize-sibling-calls", "-o",
+                        os.path.join(self.out, "vmlinux")] + srcs,
+                       cwd=cwd or self.out, check=True)
+        nm = subprocess.run(["nm", "vmlinux"], cwd=self.out, check=True,
+                            stdout=subprocess.PIPE, text=True).stdout
+        with open(os.path.join(self.out, "System.map"), "w") as f:
             f.write(nm)
-        start = int(next(l.split()[0] for l in nm.splitlines() if l.endswith(" T changed_fn")), 16)
-        dis = subprocess.run(["objdump", "-d", "--disassemble=changed_fn", "vmlinux"], cwd=out,
-                             check=True, stdout=subprocess.PIPE, text=True).stdout.splitlines()
-        insns = [l for l in dis if re.match(r"^\s+[0-9a-f]+:\t", l)]
-        # Each call's return address, as a stack shows it: the next instruction's.
-        self.rets = [int(insns[k + 1].split(":")[0], 16) - start
-                     for k, l in enumerate(insns[:-1]) if re.search(r"call.*<probe", l)]
-        self.lines = scan.AccessLines.of_kernel(os.path.join(self.tree, "..", "bzImage"))
+
+    def bzimage(self):
+        return os.path.join(self.tree, "..", "bzImage")
 
     def tearDown(self):
         self.tmp.cleanup()
 
-    def report(self, off_write, off_read):
-        r = kcsan("changed_fn / changed_fn", "changed_fn", "changed_fn")
-        r[r.index(" changed_fn+0x3e2/0x50f")] = " changed_fn+0x%x/0x80" % off_write
-        r[r.index(" changed_fn+0x469/0x50f")] = " changed_fn+0x%x/0x80" % off_read
-        return r
-
-    def split(self):
-        """The return addresses of the call on the unchanged lines and of the added one."""
-        self.assertEqual(len(self.rets), 2)
-        up = [off for off in self.rets if self.lines.upstream("changed_fn", off)]
-        self.assertEqual(len(up), 1, self.rets)
-        return up[0], next(off for off in self.rets if off != up[0])
+    def sites(self):
+        """try_to_unmap_one()'s call through rss_read() on unchanged lines, the one on
+        the added line; caller_fn()'s call of it; del_fn()'s, other_fn()'s and main()'s
+        calls of what they call."""
+        calls, caller, dele, other, main = self.raw_sites
+        self.assertEqual(len(calls), 2)
+        chains = self.lines.chains([("try_to_unmap_one", c) for c in calls])
+        up = [c for c in calls if chains[("try_to_unmap_one", c)][1][2] == 11]
+        self.assertEqual(len(up), 1, chains)
+        added = next(c for c in calls if c != up[0])
+        return (("try_to_unmap_one", up[0]), ("try_to_unmap_one", added), caller, dele, other,
+                main)
 
     def test_kernel_tree_found(self):
         self.assertIsNotNone(self.lines)
-        self.assertEqual(os.path.realpath(self.lines.pristine),
-                         os.path.realpath(os.path.join(self.tmp.name, "src", "cafe" + "0" * 12,
-                                                       "linux-source-6.1")))
+        self.assertEqual(os.path.realpath(self.lines.pristine), os.path.realpath(self.pristine))
         key = os.path.join(self.tree, "..", "key")
         os.rename(key, key + ".gone")
-        self.assertIsNone(scan.AccessLines.of_kernel(os.path.join(self.tree, "..", "bzImage")))
+        self.assertIsNone(scan.AccessLines.of_kernel(self.bzimage()))
         os.rename(key + ".gone", key)
-        self.assertIsNotNone(scan.AccessLines.of_kernel(os.path.join(self.tree, "..", "bzImage")))
-        os.unlink(os.path.join(self.tree, "out", "vmlinux"))
-        self.assertIsNone(scan.AccessLines.of_kernel(os.path.join(self.tree, "..", "bzImage")))
+        self.assertIsNotNone(scan.AccessLines.of_kernel(self.bzimage()))
+        os.unlink(os.path.join(self.out, "vmlinux"))
+        self.assertIsNone(scan.AccessLines.of_kernel(self.bzimage()))
 
-    def test_chain_and_changed_lines(self):
-        up, added = self.split()
-        self.assertEqual(self.lines.chain("changed_fn", up),
-                         [("rss_read", "mm/x.c", 5), ("changed_fn", "mm/x.c", 10)])
-        self.assertEqual(self.lines.chain("changed_fn", added), [("changed_fn", "mm/x.c", 12)])
-        self.assertEqual([n for n in range(1, 16) if self.lines.changed("mm/x.c", n)], [12])
-        self.assertIsNone(self.lines.chain("no_such_fn", up))
+    def test_chains_and_changed_lines(self):
+        up, added, caller, dele, other, main = self.sites()
+        chains = self.lines.chains([up, added, caller, dele, other, main, ("no_such_fn", 4)])
+        self.assertEqual(chains[up], [("rss_read", "mm/x.c", 5), ("try_to_unmap_one", "mm/x.c", 11)])
+        self.assertEqual(chains[added], [("rss_read", "mm/x.c", 5), ("try_to_unmap_one", "mm/x.c", 13)])
+        self.assertEqual(chains[caller], [("caller_fn", "mm/x.c", 19)])
+        self.assertEqual(chains[dele], [("del_fn", "mm/x.c", 24)])
+        self.assertEqual(chains[other][0], ("hdr_read", "include/h.h", 5))
+        self.assertIsNone(chains[("no_such_fn", 4)])
+        # Added (13), replaced (19), next to a deletion (25, 26).
+        self.assertEqual([n for n in range(1, 30) if self.lines.changed("mm/x.c", n)],
+                         [13, 19, 25, 26])
+        self.assertEqual([n for n in range(1, 10) if self.lines.changed("include/h.h", n)], [5, 6, 7])
+        self.assertFalse(any(self.lines.changed("mm/y.c", n) for n in range(1, 30)))
+        self.assertFalse(self.lines.body_changed("rss_read", "mm/x.c", 5))
+        self.assertTrue(self.lines.body_changed("del_fn", "mm/x.c", 24))
 
     def test_upstream_race_in_changed_function_listed(self):
-        up, added = self.split()
-        report, touched = self.report(up, up), {"changed_fn"}
+        up, added, caller, dele, other, main = self.sites()
+        touched = {"try_to_unmap_one", "caller_fn", "del_fn"}
+        report = _report([up, main], [up, main])
         self.assertEqual(scan.scan(CLEAN + report, touched, access_lines=self.lines),
                          ([], [report[1]]))
         # Without line tables the function alone decides, as before.
         self.assertEqual(scan.scan(CLEAN + report, touched)[0], [report[1]])
-        for w, r in ((up, added), (added, up), (added, added)):
-            with self.subTest(write=w, read=r):
-                report = self.report(w, r)
+        cases = {"an access on the added line's call": ([up, main], [added, main]),
+                 "a caller's call on a replaced line": ([up, caller], [up, main]),
+                 "a deletion in the accessing function": ([up, main], [dele, main]),
+                 "the other access in a changed inline": ([up, main], [other, main]),
+                 "an unresolvable frame": ([up, main], [up, ("no_such_fn", 4)]),
+                 "a race at unknown origin": ([up, main],)}
+        for why, stacks in cases.items():
+            with self.subTest(why=why):
+                report = _report(*stacks)
                 self.assertEqual(scan.scan(CLEAN + report, touched, access_lines=self.lines),
                                  ([report[1]], []))
 
+    def test_verdict_uses_line_tables(self):
+        up, main = self.sites()[0], self.sites()[5]
+        report = _report([up, main], [up, main])
+        with tempfile.TemporaryDirectory() as scratch:
+            out, fails = run_verdict(scratch, CLEAN + report, channel(), workload="reclaim",
+                                     kernel=self.bzimage())
+            self.assertEqual((fails, out["kcsan_reports_elsewhere"]), ([], 1))
+            _, fails = run_verdict(scratch, CLEAN + report, channel(), workload="reclaim")
+            self.assertEqual(fails, ["kernel problem on the console"])
+
     def test_luf_inline_frame_fails(self):
         """An inline helper named luf on the chain makes the access luf's."""
-        up, _ = self.split()
-        for t in (self.lines.pristine, self.tree):
-            with open(os.path.join(t, "mm", "x.c")) as f:
+        up = self.sites()[0]
+        for t in (self.pristine, self.tree):
+            path = os.path.join(t, "mm", "x.c")
+            with open(path) as f:
                 text = f.read()
-            with open(os.path.join(t, "mm", "x.c"), "w") as f:
+            os.unlink(path)
+            with open(path, "w") as f:
                 f.write(text.replace("rss_read", "luf_rss_read"))
-        lines = scan.AccessLines.of_kernel(os.path.join(self.tree, "..", "bzImage"))
-        subprocess.run(["gcc", "-g", "-O2", "-o", "vmlinux", "../mm/x.c", "main.c"],
-                       cwd=os.path.join(self.tree, "out"), check=True)
-        self.assertEqual(lines.chain("changed_fn", up)[0], ("luf_rss_read", "mm/x.c", 5))
-        self.assertFalse(lines.upstream("changed_fn", up))
+        self.build()
+        lines = scan.AccessLines.of_kernel(self.bzimage())
+        self.assertEqual(lines.chains([up])[up][0], ("luf_rss_read", "mm/x.c", 5))
+        self.assertFalse(lines.upstream([[up]]))
 
+    def test_incremental_build_paths(self):
+        """Objects an incremental build copied name the seed build's tree."""
+        seed = os.path.join(self.tmp.name, "builds", "5eed", "src")
+        shutil.copytree(self.tree, seed, ignore=shutil.ignore_patterns("out"))
+        self.build(cwd=seed)
+        up, main = self.sites()[0], self.sites()[5]
+        self.assertTrue(self.lines.upstream([[up, main]]))
+
+    def test_unreadable_tree_is_not_upstream(self):
+        up, main = self.sites()[0], self.sites()[5]
+        self.assertTrue(self.lines.upstream([[up, main]]))
+        lines = scan.AccessLines.of_kernel(self.bzimage())
+        os.unlink(os.path.join(self.tree, "mm", "x.c"))
+        self.assertFalse(lines.upstream([[up, main]]))
 
 def channel(after_tlb="TLB:  10  20  30  40  TLB shootdowns", done=True, rc=0, vm_after=None):
     """A results channel as the guest's init writes it."""
@@ -462,7 +608,7 @@ class Results(unittest.TestCase):
 
 
 def run_verdict(scratch, console, channel_lines=(), workload="check-console", qemu_status=0,
-                kunit_py=""):
+                kunit_py="", kernel=""):
     """ktool.verdict on @console and @channel_lines (lists of lines) in @scratch: (the
     results, the failures); what it says on stderr is dropped."""
     paths = {}
@@ -474,7 +620,7 @@ def run_verdict(scratch, console, channel_lines=(), workload="check-console", qe
     if os.path.exists(js):
         os.remove(js)
     a = argparse.Namespace(console=paths["console"], results=paths["results"], series=SERIES,
-                           kernel="", qemu_status=qemu_status, elapsed=1, timeout="600",
+                           kernel=kernel, qemu_status=qemu_status, elapsed=1, timeout="600",
                            workload=workload, kunit_py=kunit_py, kunit_json=js, json="")
     with contextlib.redirect_stderr(io.StringIO()):
         out, _, fails = verdict.verdict(a)
