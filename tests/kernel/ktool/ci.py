@@ -159,7 +159,7 @@ import shutil
 import subprocess
 import tempfile
 
-from . import boot, cli, kernels
+from . import boot, cli, kernels, scan
 
 BOOT = os.path.join(cli.KDIR, "boot")
 PATCHES = os.path.dirname(cli.SERIES)
@@ -820,11 +820,20 @@ class Ci:
         self.scan_catches(img, "BAD_RACE", "a deliberate data race",
                           "BUG: KCSAN: data-race in .*luf_test_")
         # On this kernel's tree, kswapd() holds the inlined kswapd_try_to_sleep(),
-        # which the series changes: a race there must count as luf's (boot).
+        # which the series changes: a race there must count as luf's (boot). The
+        # kernel has line tables, so the fixture's access is put on a line of
+        # kswapd_try_to_sleep() the series changed (one on an unchanged line would
+        # be upstream's, and listed).
+        lines = scan.AccessLines.of_kernel(img)
+        sites = lines.changed_sites("kswapd", "kswapd_try_to_sleep") if lines else []
+        if not sites:
+            self.say("FAIL: no line of kswapd_try_to_sleep() the series changed found in "
+                     "kswapd() with addr2line", True)
+            return
         with open(self.console("inl"), "w") as f:
             for fx in ("kunit-console.txt", "kcsan-kswapd.txt"):
                 with open(os.path.join(cli.KDIR, "fixtures", fx)) as src:
-                    f.write(src.read())
+                    f.write(src.read().replace(" kswapd+0x40/", " kswapd+0x%x/" % sites[0]))
         if self.boot("--check-console", self.console("inl"), "--kernel", img).returncode == 0:
             self.say("FAIL: a race in kswapd (kswapd_try_to_sleep inlined) was not taken as "
                      "luf's", True)

@@ -244,7 +244,7 @@ class AccessLines:
                                 "linux-source-6.1")
         return cls(tree, pristine) if os.path.isdir(pristine) else None
 
-    def _address(self, fn, off):
+    def _symbols(self):
         if self._syms is None:
             self._syms = {}
             with open(os.path.join(self.out, "System.map"), errors="replace") as f:
@@ -252,7 +252,10 @@ class AccessLines:
                     w = l.split()
                     if len(w) >= 3 and w[1] in "tTwW":
                         self._syms.setdefault(w[2], []).append(int(w[0], 16))
-        addrs = self._syms.get(fn, [])
+        return self._syms
+
+    def _address(self, fn, off):
+        addrs = self._symbols().get(fn, [])
         # A name two static functions share is ambiguous; offset 0 is no call's return.
         return addrs[0] + off - 1 if len(addrs) == 1 and off > 0 else None
 
@@ -314,6 +317,19 @@ class AccessLines:
             else:
                 chain.append(l)
         return out
+
+    def changed_sites(self, fn, inlined):
+        """The offsets into @fn, as a stack shows them (a return address), of the
+        code inlined into it from @inlined on lines the patches changed: where a
+        race must count as the series' (tests/kernel/ci kcsan's fixture)."""
+        syms = self._symbols()
+        if len(syms.get(fn, [])) != 1:
+            return []
+        start = syms[fn][0]
+        end = min((a for v in syms.values() for a in v if a > start), default=start)
+        frames = [(fn, off) for off in range(1, end - start + 1)]
+        return [off for (_, off), chain in self.chains(frames).items() if chain and
+                any(name == inlined and self.changed(rel, line) for name, rel, line in chain)]
 
     def changed(self, rel, line):
         """Whether line @line of the tree's file @rel is one the patches added or

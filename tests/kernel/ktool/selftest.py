@@ -495,6 +495,16 @@ class AccessLinesTest(unittest.TestCase):
                 self.assertEqual(scan.scan(CLEAN + report, touched, access_lines=self.lines),
                                  ([report[1]], []))
 
+    def test_changed_sites(self):
+        """Where a race must count as the series' (ci kcsan's kswapd fixture)."""
+        sites = self.lines.changed_sites("other_fn", "hdr_read")
+        self.assertTrue(sites)
+        for off in sites:
+            chain = self.lines.chains([("other_fn", off)])[("other_fn", off)]
+            self.assertEqual(chain[0][:2], ("hdr_read", "include/h.h"))
+            self.assertTrue(self.lines.changed(*chain[0][1:]))
+        self.assertEqual(self.lines.changed_sites("try_to_unmap_one", "rss_read"), [])
+
     def test_verdict_uses_line_tables(self):
         up, main = self.sites()[0], self.sites()[5]
         report = _report([up, main], [up, main])
